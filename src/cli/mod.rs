@@ -1,0 +1,36 @@
+//! Command-line definitions (clap) and one file per command. No business logic:
+//! each command parses its arguments, calls the library and reports.
+
+use clap::{Parser, Subcommand};
+
+use crate::error::{ExitStatus, Result};
+
+mod schema;
+mod validate;
+
+/// Test AI agents in CI: record real API traffic once, replay it for free, and
+/// check correctness, trajectory and cost.
+#[derive(Debug, Parser)]
+#[command(name = "agentci", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Every command.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check spec files against the schema; errors at file:line:col.
+    Validate(validate::ValidateArgs),
+    /// Print the JSON Schema of the spec format.
+    Schema(schema::SchemaArgs),
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<ExitStatus> {
+    match cli.command {
+        Command::Validate(args) => validate::run(args),
+        Command::Schema(args) => schema::run(args),
+    }
+}

@@ -1,0 +1,16 @@
+//! `agentci schema`
+
+use crate::error::{ExitStatus, Result};
+
+/// Arguments of `agentci schema`.
+#[derive(Debug, clap::Args)]
+pub struct SchemaArgs {}
+
+/// Prints the spec's JSON Schema.
+pub fn run(_args: SchemaArgs) -> Result<ExitStatus> {
+    let schema = schemars::schema_for!(crate::spec::Spec);
+    let text = serde_json::to_string_pretty(&schema)
+        .map_err(|e| crate::Error::other(e.to_string(), None))?;
+    println!("{text}");
+    Ok(ExitStatus::Success)
+}

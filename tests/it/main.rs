@@ -1,0 +1,2 @@
+//! The one integration-test binary: the CLI, a fake provider over real HTTPS on
+//! loopback, the proxy, and real clients.
