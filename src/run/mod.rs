@@ -1,0 +1,3 @@
+//! The case runner: the agent process, a proxy per case, workers, the run store.
+
+pub mod agent;
