@@ -206,7 +206,10 @@ mod tests {
         let out = run_agent(&inv(Command::Shell(line), 500)).await.unwrap();
         assert!(out.timed_out);
         assert_eq!(out.exit_code, None);
-        let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_string();
+        let pid = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .to_string();
         let alive = |pid: &str| {
             std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .map(|stat| !stat.contains(") Z "))
