@@ -5,6 +5,8 @@ use clap::{Parser, Subcommand};
 
 use crate::error::{ExitStatus, Result};
 
+mod ca;
+mod proxy;
 mod schema;
 mod validate;
 
@@ -25,6 +27,10 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Print the JSON Schema of the spec format.
     Schema(schema::SchemaArgs),
+    /// Run the record/replay proxy alone, for agents started by hand.
+    Proxy(proxy::ProxyArgs),
+    /// The local interception CA: its path, or a merged CA bundle.
+    Ca(ca::CaArgs),
 }
 
 /// Runs a parsed command line.
@@ -32,5 +38,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
     match cli.command {
         Command::Validate(args) => validate::run(args),
         Command::Schema(args) => schema::run(args),
+        Command::Proxy(args) => proxy::run(args),
+        Command::Ca(args) => ca::run(args),
     }
 }
