@@ -434,6 +434,29 @@ impl Event<'_> {
     }
 }
 
+/// Stream chunks a parser did not recognise, reported once per type.
+#[derive(Debug, Default)]
+pub(crate) struct UnknownChunks {
+    kinds: Vec<String>,
+}
+
+impl UnknownChunks {
+    /// Remembers an unrecognised event by its type (or `untyped`).
+    pub fn note(&mut self, ev: &Event<'_>) {
+        let kind = ev.kind().unwrap_or("untyped").to_string();
+        if !self.kinds.contains(&kind) {
+            self.kinds.push(kind);
+        }
+    }
+
+    /// One warning per unrecognised type.
+    pub fn warn(self, warnings: &mut Vec<String>) {
+        for kind in self.kinds {
+            warnings.push(format!("ignored unknown stream event type {kind:?}"));
+        }
+    }
+}
+
 /// The body as JSON: `Ok(None)` when absent, `Err(why)` when it is not JSON.
 pub(crate) fn json_body(body: Option<&Body>) -> Result<Option<Cow<'_, Value>>, &'static str> {
     match body {

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::Usage;
 use super::derive::{
-    Event, RequestParts, RequestedCall, ResponseParts, ResultKey, ToolResult, push_text,
+    Event, RequestParts, UnknownChunks, RequestedCall, ResponseParts, ResultKey, ToolResult, push_text,
     result_says_error, uint,
 };
 
@@ -121,9 +121,19 @@ pub(crate) fn parse_response(body: &Value, warnings: &mut Vec<String>) -> Respon
 /// function calls arrive whole, the last `usageMetadata` is the total.
 pub(crate) fn parse_stream(events: &[Event<'_>], warnings: &mut Vec<String>) -> ResponseParts {
     let mut out = ResponseParts::default();
+    let mut unknown = UnknownChunks::default();
     for ev in events {
-        read_chunk(ev.data.as_ref(), &mut out, warnings);
+        let chunk = ev.data.as_ref();
+        if !["candidates", "usageMetadata", "error", "promptFeedback"]
+            .iter()
+            .any(|k| chunk.get(k).is_some())
+        {
+            unknown.note(ev);
+            continue;
+        }
+        read_chunk(chunk, &mut out, warnings);
     }
+    unknown.warn(warnings);
     if out.stop_reason.is_none() {
         warnings.push("the stream ended without a finishReason".into());
     }

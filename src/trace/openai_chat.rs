@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::Usage;
 use super::derive::{
-    Event, RequestParts, RequestedCall, ResponseParts, ResultKey, ToolResult, parse_arguments,
+    Event, RequestParts, UnknownChunks, RequestedCall, ResponseParts, ResultKey, ToolResult, parse_arguments,
     push_text, result_says_error, result_value, uint,
 };
 
@@ -136,8 +136,13 @@ pub(crate) fn parse_stream(events: &[Event<'_>], warnings: &mut Vec<String>) -> 
     let mut out = ResponseParts::default();
     // index → (id, name, concatenated arguments)
     let mut calls: BTreeMap<u64, (Option<String>, String, String)> = BTreeMap::new();
+    let mut unknown = UnknownChunks::default();
     for ev in events {
         let chunk = ev.data.as_ref();
+        if !["choices", "usage", "error"].iter().any(|k| chunk.get(k).is_some()) {
+            unknown.note(ev);
+            continue;
+        }
         if let Some(message) = chunk.get("error").and_then(|e| e.get("message")) {
             warnings.push(format!("stream error: {message}"));
             continue;
@@ -182,6 +187,7 @@ pub(crate) fn parse_stream(events: &[Event<'_>], warnings: &mut Vec<String>) -> 
             }
         }
     }
+    unknown.warn(warnings);
     for (_, (id, name, raw)) in calls {
         out.calls.push(RequestedCall {
             id,
