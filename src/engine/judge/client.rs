@@ -140,9 +140,11 @@ impl JudgeClient {
         for base in [&endpoints.openai_base_url, &endpoints.anthropic_base_url] {
             check_base_url(base)?;
         }
-        let tls = crate::tls::client_config(&endpoints.extra_ca)?;
+        let mut tls = (*crate::tls::client_config(&endpoints.extra_ca)?).clone();
+        // hyper-rustls sets ALPN itself from the enabled HTTP versions (and panics if preset).
+        tls.alpn_protocols.clear();
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config((*tls).clone())
+            .with_tls_config(tls)
             .https_or_http()
             .enable_http1()
             .enable_http2()
@@ -169,7 +171,8 @@ impl JudgeClient {
 
     async fn complete_once(&self, request: &CompletionRequest<'_>) -> Result<Completion, Attempt> {
         let provider = provider_for(request.model);
-        let (url, body, headers) = self.build(provider, request).map_err(Attempt::Fatal)?;
+        let ProviderRequest { url, body, headers } =
+            self.build(provider, request).map_err(Attempt::Fatal)?;
         let mut builder = http::Request::post(&url).header("content-type", "application/json");
         for (name, value) in headers {
             builder = builder.header(name, value);
@@ -232,7 +235,7 @@ impl JudgeClient {
         &self,
         provider: JudgeProvider,
         r: &CompletionRequest<'_>,
-    ) -> Result<(String, Value, Vec<(&'static str, String)>), String> {
+    ) -> Result<ProviderRequest, String> {
         let missing_key = |var: &str| {
             format!(
                 "{var} is not set; it is needed to judge with {} (or commit the verdict cache cassettes/<agent>/<case>.judge.jsonl so replay needs no key)",
@@ -265,7 +268,11 @@ impl JudgeClient {
                     "{}/chat/completions",
                     self.endpoints.openai_base_url.trim_end_matches('/')
                 );
-                Ok((url, body, vec![("authorization", format!("Bearer {key}"))]))
+                Ok(ProviderRequest {
+                    url,
+                    body,
+                    headers: vec![("authorization", format!("Bearer {key}"))],
+                })
             }
             JudgeProvider::Anthropic => {
                 let key = self
@@ -289,17 +296,24 @@ impl JudgeClient {
                     "{}/v1/messages",
                     self.endpoints.anthropic_base_url.trim_end_matches('/')
                 );
-                Ok((
+                Ok(ProviderRequest {
                     url,
                     body,
-                    vec![
+                    headers: vec![
                         ("x-api-key", key.to_string()),
                         ("anthropic-version", "2023-06-01".to_string()),
                     ],
-                ))
+                })
             }
         }
     }
+}
+
+/// The provider-specific URL, body and auth headers of one call.
+struct ProviderRequest {
+    url: String,
+    body: Value,
+    headers: Vec<(&'static str, String)>,
 }
 
 /// A failed attempt: worth retrying (with the wait) or not.
