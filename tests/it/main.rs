@@ -3,3 +3,4 @@
 
 mod trace;
 mod trace_wire;
+mod judge;
