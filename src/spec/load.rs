@@ -191,11 +191,14 @@ impl Loader {
 
         let queries_key = root.key("queries").map(|k| k.pos);
         let mut raw = Vec::new();
+        let errors_before = self.errors.len();
         if let Some(node) = take(&mut root, "queries") {
             let mut stack = vec![canonical(path)];
             self.collect(path, node, "queries", &mut stack, &mut raw);
         }
+        // "No queries" only when nothing else already explains why.
         if raw.is_empty()
+            && self.errors.len() == errors_before
             && let Some(pos) = queries_key
         {
             self.error(
@@ -268,6 +271,26 @@ impl Loader {
                     continue;
                 }
             };
+            if let Some(correctness) = &query.correctness {
+                let merged_rubrics = [
+                    ("safety_check", &correctness.safety_check),
+                    ("hallucination_check", &correctness.hallucination_check),
+                ];
+                for (name, rubric) in merged_rubrics {
+                    if rubric
+                        .as_ref()
+                        .is_some_and(|r| !rules::rubric_is_complete(r))
+                    {
+                        let own = entry.node.get("correctness").and_then(|c| c.get(name));
+                        let path = format!("{}.correctness.{name}", entry.path);
+                        let finding = rules::rubric_without_rule(
+                            own.map_or(entry.node.pos, |n| n.pos),
+                            &path,
+                        );
+                        self.push_all(&entry.file, vec![finding], Vec::new());
+                    }
+                }
+            }
             queries_json.push(json);
             cases.push(Case {
                 id,

@@ -4,7 +4,7 @@
 
 use super::RUBRIC_TEMPLATES;
 use super::shape::{Finding, suggest};
-use super::yaml::{Kind, Node};
+use super::yaml::{Kind, Node, Pos};
 
 /// An id or agent name: it names files and folders, so it stays path-safe.
 pub(crate) fn is_safe_name(name: &str) -> bool {
@@ -109,12 +109,14 @@ pub(crate) fn check_assertions(node: &Node, path: &str, errors: &mut Vec<Finding
         }
         if let Some(Kind::Seq(rubrics)) = correctness.get("llm_judge").map(|n| &n.kind) {
             for (i, rubric) in rubrics.iter().enumerate() {
-                check_rubric(rubric, &format!("{here}.llm_judge[{i}]"), errors);
+                check_rubric(rubric, &format!("{here}.llm_judge[{i}]"), true, errors);
             }
         }
+        // These two merge key by key with `defaults`, so a partial one is fine here;
+        // the loader checks the merged result for a rule or template.
         for name in ["safety_check", "hallucination_check"] {
             if let Some(rubric) = correctness.get(name) {
-                check_rubric(rubric, &format!("{here}.{name}"), errors);
+                check_rubric(rubric, &format!("{here}.{name}"), false, errors);
             }
         }
     }
@@ -180,6 +182,9 @@ fn regex_reason(err: &regex::Error) -> String {
 }
 
 fn check_json_schema(node: &Node, path: &str, errors: &mut Vec<Finding>) {
+    if node.kind == Kind::Null {
+        return; // `json_schema: null` means no schema check
+    }
     let schema = node.to_json();
     // Only the meta-schema check: compiling would try to resolve `$ref`s.
     if let Err(err) = jsonschema::meta::validate(&schema) {
@@ -197,7 +202,25 @@ fn check_json_schema(node: &Node, path: &str, errors: &mut Vec<Finding>) {
     }
 }
 
-fn check_rubric(rubric: &Node, path: &str, errors: &mut Vec<Finding>) {
+/// The finding for a rubric with neither `rule` nor `template`.
+pub(crate) fn rubric_without_rule(pos: Pos, path: &str) -> Finding {
+    Finding {
+        pos,
+        message: format!("{path}: a judge rubric needs a `rule` or a `template`"),
+        hint: Some(format!(
+            "write `rule: \"Politely declines\"`, or use a built-in template: {}",
+            RUBRIC_TEMPLATES.join(", ")
+        )),
+    }
+}
+
+/// Whether a merged rubric has something to judge by.
+pub(crate) fn rubric_is_complete(rubric: &super::JudgeRubric) -> bool {
+    let set = |s: &Option<String>| s.as_deref().is_some_and(|s| !s.trim().is_empty());
+    set(&rubric.rule) || set(&rubric.template)
+}
+
+fn check_rubric(rubric: &Node, path: &str, require_rule: bool, errors: &mut Vec<Finding>) {
     if rubric.as_map().is_none() {
         return;
     }
@@ -208,15 +231,8 @@ fn check_rubric(rubric: &Node, path: &str, errors: &mut Vec<Finding>) {
         Some(Kind::Str(s)) => s.trim().is_empty(),
         Some(_) => false,
     };
-    if blank(rule) && blank(template) {
-        errors.push(Finding {
-            pos: rubric.pos,
-            message: format!("{path}: a judge rubric needs a `rule` or a `template`"),
-            hint: Some(format!(
-                "write `rule: \"Politely declines\"`, or use a built-in template: {}",
-                RUBRIC_TEMPLATES.join(", ")
-            )),
-        });
+    if require_rule && blank(rule) && blank(template) {
+        errors.push(rubric_without_rule(rubric.pos, path));
     }
     if let Some(node) = template
         && let Kind::Str(name) = &node.kind
@@ -253,7 +269,7 @@ mod tests {
     #[test]
     fn regexes_schemas_and_rubrics_are_checked() {
         let got = messages(
-            "query: ' '\ncorrectness:\n  regex_match: '(unclosed'\n  json_schema: {type: objekt}\n  llm_judge: [{threshold: 0.5}, {template: polite_refusl}]\n",
+            "query: ' '\ncorrectness:\n  regex_match: '(unclosed'\n  json_schema: {type: objekt}\n  llm_judge: [{threshold: 0.5}, {template: polite_refusl}]\n  safety_check: {threshold: 0.5}\n",
         );
         assert_eq!(got.len(), 5, "{got:?}");
         assert!(got[0].contains("must not be blank"));

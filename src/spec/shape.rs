@@ -87,7 +87,7 @@ impl Shape {
         let description = schema.get("description").and_then(Value::as_str);
         let target = self.resolve(schema);
         let description = description.or_else(|| target.get("description").and_then(Value::as_str));
-        let hint = description.map(|d| format!("{}: {d}", leaf(path)));
+        let hint = description.map(|d| format!("{}: {}", leaf(path), one_line(d)));
 
         if let Some(alternatives) = target
             .get("anyOf")
@@ -305,7 +305,7 @@ impl Shape {
                     out.push(Finding {
                         pos,
                         message: format!("{}: missing required key `{name}`", display(path)),
-                        hint: description.map(|d| format!("{name}: {d}")),
+                        hint: description.map(|d| format!("{name}: {}", one_line(d))),
                     });
                 }
             }
@@ -494,6 +494,11 @@ pub(crate) fn suggest<'a>(
         .filter(|(score, _)| *score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)
+}
+
+/// Doc comments wrap; a hint is one line.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn join(path: &str, key: &str) -> String {

@@ -166,6 +166,14 @@ fn syntax_error(err: &serde_saphyr::Error) -> SyntaxError {
         Some(i) if pos.is_some() => first[..i].to_string(),
         _ => first.to_string(),
     };
+    // Library advice about its own options means nothing to a spec author.
+    let message = match message.find(", set DuplicateKeyPolicy") {
+        Some(i) => format!(
+            "duplicate key `{}`",
+            message[..i].trim_start_matches("duplicate mapping key: ")
+        ),
+        None => message,
+    };
     SyntaxError { pos, message }
 }
 

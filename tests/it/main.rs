@@ -4,3 +4,5 @@
 mod trace;
 mod trace_wire;
 mod judge;
+mod spec;
+mod spec_props;
