@@ -316,3 +316,20 @@ fn headers_table_keeps_only_allow_listed_names() {
         BTreeMap::from([("anthropic-version".to_string(), "2023-06-01".to_string())])
     );
 }
+
+#[test]
+fn docs_list_every_redaction_and_matching_table_entry() {
+    let docs =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/cassettes.md")).unwrap();
+    let tables = agentci::vcr::redact::HEADER_TABLE
+        .iter()
+        .map(|(name, _, _)| *name)
+        .chain(agentci::vcr::redact::SECRET_QUERY_PARAMS.iter().copied())
+        .chain(agentci::vcr::matching::VOLATILE_BODY_FIELDS.iter().copied());
+    for entry in tables {
+        assert!(
+            docs.contains(&format!("`{entry}`")),
+            "docs/cassettes.md does not list `{entry}`"
+        );
+    }
+}
