@@ -333,3 +333,52 @@ fn docs_list_every_redaction_and_matching_table_entry() {
         );
     }
 }
+
+#[test]
+fn live_request_carrying_an_env_secret_matches_after_scrubbing() {
+    let redactor =
+        Redactor::from_pairs(vec![("SEARCH_TOKEN".into(), "tok-1234567890".into())], &[]);
+    let live =
+        || Body::Json(serde_json::json!({"tools": [{"auth": "tok-1234567890"}], "model": "m"}));
+    let mut recorded = Exchange {
+        seq: 0,
+        request: RecordedRequest {
+            method: "POST".into(),
+            url: URL.into(),
+            headers: BTreeMap::new(),
+            body: Some(live()),
+        },
+        response: RecordedResponse {
+            status: 200,
+            headers: BTreeMap::new(),
+            body: None,
+            events: None,
+            truncated: false,
+            error: None,
+        },
+        timing: Timing::default(),
+        match_key: String::new(),
+    };
+    redactor.scrub_exchange(&mut recorded);
+    let index = ReplayIndex::new(
+        &Cassette {
+            meta: meta("c"),
+            exchanges: vec![recorded],
+            end: None,
+        },
+        &[],
+    );
+    assert!(
+        index
+            .take(&match_key("POST", URL, Some(&live()), &[]))
+            .is_none(),
+        "raw secret differs from stored form"
+    );
+    let mut scrubbed = live();
+    redactor.scrub_body(&mut scrubbed);
+    assert!(
+        index
+            .take(&match_key("POST", URL, Some(&scrubbed), &[]))
+            .is_some()
+    );
+}
