@@ -6,3 +6,4 @@ mod trace_wire;
 mod judge;
 mod spec;
 mod spec_props;
+mod cassettes;
