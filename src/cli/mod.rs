@@ -7,6 +7,7 @@ use crate::error::{ExitStatus, Result};
 
 mod ca;
 mod proxy;
+mod fake_provider;
 mod schema;
 mod validate;
 
@@ -31,6 +32,8 @@ pub enum Command {
     Proxy(proxy::ProxyArgs),
     /// The local interception CA: its path, or a merged CA bundle.
     Ca(ca::CaArgs),
+    /// Serve a scripted fake LLM provider (OpenAI, Anthropic, Gemini formats) on loopback.
+    FakeProvider(fake_provider::FakeProviderArgs),
 }
 
 /// Runs a parsed command line.
@@ -40,5 +43,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Command::Schema(args) => schema::run(args),
         Command::Proxy(args) => proxy::run(args),
         Command::Ca(args) => ca::run(args),
+        Command::FakeProvider(args) => fake_provider::run(args),
     }
 }
