@@ -6,8 +6,8 @@ use clap::{Parser, Subcommand};
 use crate::error::{ExitStatus, Result};
 
 mod ca;
-mod proxy;
 mod fake_provider;
+mod proxy;
 mod schema;
 mod validate;
 
