@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use crate::error::{ExitStatus, Result};
 
 mod ca;
+mod fake_provider;
 mod proxy;
 mod fake_provider;
 mod cassettes;

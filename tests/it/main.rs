@@ -7,3 +7,4 @@ mod judge;
 mod spec;
 mod spec_props;
 mod cassettes;
+mod proxy;
