@@ -2,4 +2,5 @@
 //! loopback, the proxy, and real clients.
 
 mod fake_provider;
+mod sdk_interop;
 mod support;
