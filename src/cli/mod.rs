@@ -5,7 +5,9 @@ use clap::{Parser, Subcommand};
 
 use crate::error::{ExitStatus, Result};
 
+mod ca;
 mod fake_provider;
+mod proxy;
 mod schema;
 mod validate;
 
@@ -26,6 +28,10 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Print the JSON Schema of the spec format.
     Schema(schema::SchemaArgs),
+    /// Run the record/replay proxy alone, for agents started by hand.
+    Proxy(proxy::ProxyArgs),
+    /// The local interception CA: its path, or a merged CA bundle.
+    Ca(ca::CaArgs),
     /// Serve a scripted fake LLM provider (OpenAI, Anthropic, Gemini formats) on loopback.
     FakeProvider(fake_provider::FakeProviderArgs),
 }
@@ -35,6 +41,8 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
     match cli.command {
         Command::Validate(args) => validate::run(args),
         Command::Schema(args) => schema::run(args),
+        Command::Proxy(args) => proxy::run(args),
+        Command::Ca(args) => ca::run(args),
         Command::FakeProvider(args) => fake_provider::run(args),
     }
 }

@@ -2,5 +2,6 @@
 //! loopback, the proxy, and real clients.
 
 mod fake_provider;
+mod proxy;
 mod sdk_interop;
 mod support;
