@@ -7,4 +7,7 @@ mod judge;
 mod spec;
 mod spec_props;
 mod cassettes;
+mod fake_provider;
 mod proxy;
+mod sdk_interop;
+mod support;
