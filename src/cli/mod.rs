@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use crate::error::{ExitStatus, Result};
 
 mod schema;
+mod trace;
 mod validate;
 
 /// Test AI agents in CI: record real API traffic once, replay it for free, and
@@ -25,6 +26,8 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Print the JSON Schema of the spec format.
     Schema(schema::SchemaArgs),
+    /// Derive and print the trace of a cassette (LLM calls, tool calls, tokens, cost).
+    Trace(trace::TraceArgs),
 }
 
 /// Runs a parsed command line.
@@ -32,5 +35,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
     match cli.command {
         Command::Validate(args) => validate::run(args),
         Command::Schema(args) => schema::run(args),
+        Command::Trace(args) => trace::run(args),
     }
 }

@@ -2,4 +2,5 @@
 //! loopback, the proxy, and real clients.
 
 mod trace;
+mod trace_cli;
 mod trace_wire;
