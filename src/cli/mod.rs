@@ -11,6 +11,7 @@ mod proxy;
 mod fake_provider;
 mod cassettes;
 mod schema;
+mod trace;
 mod validate;
 
 /// Test AI agents in CI: record real API traffic once, replay it for free, and
@@ -38,6 +39,8 @@ pub enum Command {
     FakeProvider(fake_provider::FakeProviderArgs),
     /// Work with cassette files (`lint`: scan them for secrets).
     Cassettes(cassettes::CassettesArgs),
+    /// Derive and print the trace of a cassette (LLM calls, tool calls, tokens, cost).
+    Trace(trace::TraceArgs),
 }
 
 /// Runs a parsed command line.
@@ -49,5 +52,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Command::Ca(args) => ca::run(args),
         Command::FakeProvider(args) => fake_provider::run(args),
         Command::Cassettes(args) => cassettes::run(args),
+        Command::Trace(args) => trace::run(args),
     }
 }

@@ -2,6 +2,7 @@
 //! loopback, the proxy, and real clients.
 
 mod trace;
+mod trace_cli;
 mod trace_wire;
 mod judge;
 mod spec;
