@@ -8,6 +8,7 @@ pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod fake;
+pub mod report;
 pub mod run;
 pub mod spec;
 pub mod tls;
