@@ -6,10 +6,16 @@ use clap::{Parser, Subcommand};
 use crate::error::{ExitStatus, Result};
 
 mod ca;
-mod fake_provider;
-mod proxy;
-mod fake_provider;
 mod cassettes;
+mod export_metrics;
+mod fake_provider;
+mod judge_only;
+mod merge;
+mod progress;
+mod proxy;
+mod record;
+mod replay;
+mod run_args;
 mod schema;
 mod trace;
 mod validate;
@@ -27,6 +33,16 @@ pub struct Cli {
 /// Every command.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run each case's agent against the live APIs through the recording proxy.
+    Record(record::RecordArgs),
+    /// Replay the cassettes with no network and score every case ($0, deterministic).
+    Replay(replay::ReplayArgs),
+    /// Re-score a stored run with the current spec, without running the agent.
+    JudgeOnly(judge_only::JudgeOnlyArgs),
+    /// Join shard runs (run.json files) into one run and report.
+    Merge(merge::MergeArgs),
+    /// Print a stored run's metrics as Prometheus text or JSON.
+    ExportMetrics(export_metrics::ExportMetricsArgs),
     /// Check spec files against the schema; errors at file:line:col.
     Validate(validate::ValidateArgs),
     /// Print the JSON Schema of the spec format.
@@ -46,6 +62,11 @@ pub enum Command {
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<ExitStatus> {
     match cli.command {
+        Command::Record(args) => record::run(args),
+        Command::Replay(args) => replay::run(args),
+        Command::JudgeOnly(args) => judge_only::run(args),
+        Command::Merge(args) => merge::run(args),
+        Command::ExportMetrics(args) => export_metrics::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Schema(args) => schema::run(args),
         Command::Proxy(args) => proxy::run(args),

@@ -1,14 +1,14 @@
 //! The one integration-test binary: the CLI, a fake provider over real HTTPS on
 //! loopback, the proxy, and real clients.
 
+mod cassettes;
+mod fake_provider;
+mod judge;
+mod proxy;
+mod sdk_interop;
+mod spec;
+mod spec_props;
+mod support;
 mod trace;
 mod trace_cli;
 mod trace_wire;
-mod judge;
-mod spec;
-mod spec_props;
-mod cassettes;
-mod fake_provider;
-mod proxy;
-mod sdk_interop;
-mod support;

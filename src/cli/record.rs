@@ -1,0 +1,44 @@
+//! `agentci record`: run each case's agent against the live APIs through the recording proxy.
+
+use crate::error::{ExitStatus, Result};
+use crate::run::RunMode;
+use crate::vcr::proxy::RecordMode;
+
+use super::run_args::{RunArgs, finish_run, runtime};
+
+/// Arguments of `agentci record`.
+#[derive(Debug, clap::Args)]
+pub struct RecordArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// How an existing cassette is treated (vcrpy semantics).
+    #[arg(long, value_enum, default_value = "all")]
+    record_mode: RecordMode,
+    /// Record this many trials per case (`<case>.jsonl`, `<case>.trial-2.jsonl`, …).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    trials: u32,
+    /// Retries of a case that failed with an infrastructure error (429, 5xx, connection failure).
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    retries: u32,
+}
+
+/// Runs `agentci record`.
+pub fn run(args: RecordArgs) -> Result<ExitStatus> {
+    let spec = args.run.load_spec()?;
+    let mut opts = args.run.options(RunMode::Record, &spec)?;
+    opts.record_mode = args.record_mode;
+    opts.trials = args.trials.max(1);
+    opts.retries = args.retries;
+    let progress = super::progress::Progress::new(args.run.quiet);
+    let run = runtime()?.block_on(crate::run::execute(&spec, &opts, &|c, n, total| {
+        progress.case_done(c, n, total)
+    }))?;
+    progress.finish();
+    finish_run(
+        &run,
+        &args.run.format,
+        args.run.quiet,
+        &args.run.render_options(),
+        args.run.keep,
+    )
+}
