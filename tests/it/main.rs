@@ -12,3 +12,4 @@ mod support;
 mod trace;
 mod trace_cli;
 mod trace_wire;
+mod runner;

@@ -1,0 +1,287 @@
+//! The runner from the user's side: `agentci record` a Python agent on the
+//! official openai SDK against the fake provider, replay it with the provider
+//! gone, evaluate the cassettes alone, and the exit code of every outcome.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use agentci::fake::{FakeOptions, FakeProvider, Script};
+use serde_json::Value;
+
+use crate::support;
+
+/// A project folder with a spec, the fake provider's CA and a cassette dir.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Project {
+        Project { dir: support::temp_dir() }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let path = self.path(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// Runs agentci in the project folder with an isolated AGENTCI_HOME.
+    fn agentci(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = std::process::Command::new(support::agentci_bin());
+        cmd.args(args)
+            .current_dir(self.dir.path())
+            .env("AGENTCI_HOME", self.path(".home"))
+            .env("NO_COLOR", "1")
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("HTTPS_PROXY")
+            .env_remove("https_proxy")
+            .env_remove("HTTP_PROXY")
+            .env_remove("http_proxy");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().expect("run agentci")
+    }
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The rag-agent demo spec, pointed at `fake` through the proxy's OpenAI route.
+fn rag_spec(project: &Project, fake_base: &str) -> PathBuf {
+    let python = support::sdk::python();
+    let agent = support::repo_root().join("examples/rag-agent/agent.py");
+    let spec = std::fs::read_to_string(support::repo_root().join("specs/rag-agent.yaml")).unwrap();
+    let command = format!(
+        "  command: [{:?}, {:?}]\n",
+        python.display().to_string(),
+        agent.display().to_string()
+    );
+    let mut out = String::new();
+    for line in spec.lines() {
+        if line.trim_start().starts_with("command:") {
+            out.push_str(&command);
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+        if line.starts_with("baseline_dir:") {
+            out.push_str(&format!("proxy: {{routes: {{openai: {fake_base:?}}}}}\n"));
+        }
+    }
+    project.write("specs/rag-agent.yaml", &out)
+}
+
+fn rag_script() -> Script {
+    Script::load(&support::repo_root().join("examples/rag-agent/fake-script.json")).unwrap()
+}
+
+/// Case id → (status, answer, tool names) from a JSON report.
+fn outcomes(report: &Path) -> Vec<(String, String, String, Vec<String>)> {
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+    let mut rows = Vec::new();
+    for result in json["results"].as_array().expect("results") {
+        let runs = result["runs"].as_array().cloned().unwrap_or_default();
+        for run in runs {
+            let tools = run["trace"]["tool_calls"]
+                .as_array()
+                .map(|calls| calls.iter().map(|c| c["name"].as_str().unwrap_or("").to_string()).collect())
+                .unwrap_or_default();
+            rows.push((
+                result["id"].as_str().unwrap_or("").to_string(),
+                run["status"].as_str().unwrap_or("").to_string(),
+                run["answer"].as_str().unwrap_or("").to_string(),
+                tools,
+            ));
+        }
+    }
+    rows
+}
+
+#[test]
+fn record_then_replay_offline_then_cassettes_only_agree() {
+    let rt = support::runtime();
+    let fake = rt.block_on(FakeProvider::start(rag_script(), FakeOptions::default())).unwrap();
+    let project = Project::new();
+    let ca = project.path("fake-ca.pem");
+    fake.write_ca_pem(&ca).unwrap();
+    let spec = rag_spec(&project, fake.base_url());
+    let spec = spec.to_str().unwrap();
+
+    let recorded = project.agentci(
+        &["record", "--spec", spec, "--upstream-ca", ca.to_str().unwrap(), "--format", "console,json=record.json"],
+        &[("OPENAI_API_KEY", "sk-test-recording-key-0123456789abcdef")],
+    );
+    assert_eq!(recorded.status.code(), Some(0), "{}", text(&recorded));
+    let llm_requests = fake.request_count();
+    assert!(llm_requests >= 5, "the agent talked to the provider: {llm_requests}");
+    for case in ["install", "weather-oos", "aws-alb"] {
+        let cassette = project.path(&format!("cassettes/rag-agent/{case}.jsonl"));
+        let body = std::fs::read_to_string(&cassette).unwrap();
+        assert!(!body.contains("sk-test-recording-key"), "secret in {}", cassette.display());
+    }
+    rt.block_on(fake.shutdown());
+
+    // The provider is gone: replay must not need it.
+    let replayed = project.agentci(
+        &["replay", "--spec", spec, "--format", "console,json=replay.json"],
+        &[("OPENAI_API_KEY", "sk-other-key-for-replay-000000000000")],
+    );
+    assert_eq!(replayed.status.code(), Some(0), "{}", text(&replayed));
+    let stdout = String::from_utf8_lossy(&replayed.stdout);
+    assert!(stdout.lines().last().unwrap_or("").contains("3 passed, 0 warned, 0 failed"), "{stdout}");
+
+    let only = project.agentci(
+        &["replay", "--spec", spec, "--cassettes-only", "--format", "json=only.json"],
+        &[],
+    );
+    assert_eq!(only.status.code(), Some(0), "{}", text(&only));
+
+    let record = outcomes(&project.path("record.json"));
+    assert_eq!(record.len(), 3);
+    assert_eq!(record, outcomes(&project.path("replay.json")));
+    assert_eq!(record, outcomes(&project.path("only.json")));
+    let install = record.iter().find(|r| r.0 == "install").unwrap();
+    assert_eq!(install.3, vec!["retriever_tool".to_string()]);
+    assert!(install.2.contains("pip install"), "{install:?}");
+
+    // The agent's prompt changed (v1): its first request is not in the cassette.
+    let changed = project.agentci(&["replay", "--spec", spec, "--case", "weather-oos"], &[("RAG_AGENT_VERSION", "v1")]);
+    let out = text(&changed);
+    assert_eq!(changed.status.code(), Some(2), "{out}");
+    assert!(out.contains("[MISS]"), "{out}");
+    assert!(out.contains("prompt v1") && out.contains("prompt v2"), "the diff shows both prompts: {out}");
+    assert!(out.contains("agentci record --spec"), "{out}");
+
+    // judge-only re-scores the stored run with a stricter spec, no agent, no proxy.
+    let stricter = std::fs::read_to_string(spec).unwrap().replace("max_total_tokens: 1000", "max_total_tokens: 10");
+    std::fs::write(spec, stricter).unwrap();
+    let rescored = project.agentci(&["judge-only", "--spec", spec, "--run", "latest", "--offline"], &[]);
+    assert_eq!(rescored.status.code(), Some(0), "{}", text(&rescored));
+    assert!(String::from_utf8_lossy(&rescored.stdout).contains("1 warned"), "{}", text(&rescored));
+}
+
+/// A spec whose agent is a shell line; no LLM calls, so no provider is needed.
+fn shell_spec(project: &Project, command: &str, extra: &str) -> String {
+    let spec = format!(
+        "agent: shell-agent\nrunner:\n  command: {command:?}\n  timeout_s: 1\nqueries:\n  - id: only\n    query: \"say hello\"\n{extra}"
+    );
+    project.write("spec.yaml", &spec).display().to_string()
+}
+
+fn exit_of(project: &Project, spec: &str, mode: &str) -> (i32, String) {
+    let out = project.agentci(&[mode, "--spec", spec], &[]);
+    (out.status.code().unwrap_or(-1), text(&out))
+}
+
+#[test]
+fn exit_codes_follow_the_reference() {
+    let project = Project::new();
+    let pass = shell_spec(&project, "echo hello world", "    correctness: {expected_in_answer: [hello]}\n");
+    assert_eq!(exit_of(&project, &pass, "record").0, 0);
+    assert_eq!(exit_of(&project, &pass, "replay").0, 0);
+
+    let warn = shell_spec(
+        &project,
+        "echo hello world",
+        "    correctness: {expected_in_answer: [hello]}\n    path: {expected_tools: [search], min_tool_recall: 1.0}\n",
+    );
+    let (code, out) = exit_of(&project, &warn, "replay");
+    assert_eq!(code, 0, "warnings alone pass: {out}");
+    assert!(out.contains("1 warned"), "{out}");
+
+    let fail = shell_spec(&project, "echo hello world", "    correctness: {expected_in_answer: [goodbye]}\n");
+    let (code, out) = exit_of(&project, &fail, "replay");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("goodbye"), "the failing term is named: {out}");
+
+    let crash = shell_spec(&project, "echo oops >&2; exit 3", "");
+    let (code, out) = exit_of(&project, &crash, "replay");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("exited with code 3") && out.contains("oops"), "{out}");
+
+    let timeout = shell_spec(&project, "sleep 20", "");
+    let (code, out) = exit_of(&project, &timeout, "replay");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("timed out"), "{out}");
+
+    // No cassette for a new case: a miss, naming the command that records it.
+    let missing = format!(
+        "{}  - id: brand-new\n    query: \"new\"\n",
+        std::fs::read_to_string(&pass).unwrap()
+    );
+    std::fs::write(&pass, missing).unwrap();
+    let (code, out) = exit_of(&project, &pass, "replay");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("agentci record --spec") && out.contains("--case brand-new"), "{out}");
+
+    let invalid = project.write("bad.yaml", "agent: x\nqueries: []\n");
+    let (code, out) = exit_of(&project, invalid.to_str().unwrap(), "replay");
+    assert_eq!(code, 2, "{out}");
+}
+
+#[test]
+fn a_failed_recording_never_replaces_the_committed_cassette() {
+    let project = Project::new();
+    let good = shell_spec(&project, "echo first answer", "");
+    assert_eq!(exit_of(&project, &good, "record").0, 0);
+    let cassette = project.path("cassettes/shell-agent/only.jsonl");
+    let before = std::fs::read(&cassette).unwrap();
+    let crashing = shell_spec(&project, "echo partial; exit 9", "");
+    assert_eq!(exit_of(&project, &crashing, "record").0, 2);
+    assert_eq!(std::fs::read(&cassette).unwrap(), before);
+    let leftovers: Vec<_> = std::fs::read_dir(cassette.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(leftovers, vec!["only.jsonl".to_string()], "no scratch files left behind");
+}
+
+#[test]
+fn shards_merged_equal_the_unsharded_run() {
+    let project = Project::new();
+    let mut queries = String::new();
+    for i in 0..9 {
+        queries.push_str(&format!(
+            "  - id: case-{i}\n    query: \"q{i}\"\n    correctness: {{expected_in_answer: [{}]}}\n",
+            if i % 4 == 0 { "nope" } else { "q" }
+        ));
+    }
+    let spec = project
+        .write(
+            "spec.yaml",
+            &format!("agent: sharded\nrunner:\n  command: \"echo $AGENTCI_QUERY\"\nqueries:\n{queries}"),
+        )
+        .display()
+        .to_string();
+    assert_eq!(project.agentci(&["record", "--spec", &spec, "--format", "json=all.json"], &[]).status.code(), Some(1));
+    let mut run_files = Vec::new();
+    for i in 1..=3 {
+        let shard = format!("{i}/3");
+        project.agentci(&["replay", "--spec", &spec, "--shard", &shard], &[]);
+        let id = std::fs::read_to_string(project.path(".agentci/runs/latest")).unwrap();
+        run_files.push(project.path(&format!(".agentci/runs/{}/run.json", id.trim())).display().to_string());
+    }
+    let mut args = vec!["merge".to_string()];
+    args.extend(run_files);
+    args.extend(["--format".into(), "json=merged.json".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let merged = project.agentci(&args, &[]);
+    assert_eq!(merged.status.code(), Some(1), "{}", text(&merged));
+    let all = outcomes(&project.path("all.json"));
+    assert_eq!(all.len(), 9);
+    assert_eq!(outcomes(&project.path("merged.json")), all);
+}
