@@ -166,6 +166,9 @@ pub struct RunResult {
     /// The agent's final answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<String>,
+    /// The tools called, in order (the sequence the path layer compares).
+    #[serde(default)]
+    pub tools: Vec<String>,
 }
 
 /// The figures of one run.
@@ -381,5 +384,10 @@ fn run_result(case: &CaseRun) -> RunResult {
             cost: (&r.cost).into(),
         }),
         answer: case.trace.as_ref().and_then(|t| t.answer.clone()),
+        tools: case
+            .trace
+            .as_ref()
+            .map(|t| t.tool_sequence().into_iter().map(str::to_string).collect())
+            .unwrap_or_default(),
     }
 }

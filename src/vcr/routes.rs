@@ -99,7 +99,16 @@ impl RouteTable {
             routes.push(Route {
                 name: name.clone(),
                 upstream: upstream.trim_end_matches('/').to_string(),
-                env: vec![(env_name, String::new())],
+                // Redirecting a built-in route (to a gateway or a test double) keeps
+                // its SDK variables: OPENAI_BASE_URL must still point the SDK at it.
+                env: match BUILTIN_ROUTES.iter().find(|b| b.name == name) {
+                    Some(builtin) => builtin
+                        .env
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect(),
+                    None => vec![(env_name, String::new())],
+                },
             });
         }
         Ok(RouteTable { routes })
@@ -196,6 +205,20 @@ mod tests {
             "AGENTCI_ROUTE_MISTRAL_URL".into(),
             "http://127.0.0.1:9/mistral".into()
         )));
+    }
+
+    #[test]
+    fn redirecting_a_builtin_route_keeps_its_sdk_variable() {
+        let mut extra = BTreeMap::new();
+        extra.insert("openai".to_string(), "https://127.0.0.1:8443".to_string());
+        let t = RouteTable::new(&extra).unwrap();
+        assert_eq!(
+            t.resolve("/openai/v1/chat/completions").as_deref(),
+            Some("https://127.0.0.1:8443/v1/chat/completions")
+        );
+        let env = t.client_env("http://127.0.0.1:9");
+        assert!(env.contains(&("OPENAI_BASE_URL".into(), "http://127.0.0.1:9/openai/v1".into())), "{env:?}");
+        assert!(!env.iter().any(|(k, _)| k == "AGENTCI_ROUTE_OPENAI_URL"), "{env:?}");
     }
 
     #[test]

@@ -96,9 +96,9 @@ fn outcomes(report: &Path) -> Vec<(String, String, String, Vec<String>)> {
     for result in json["results"].as_array().expect("results") {
         let runs = result["runs"].as_array().cloned().unwrap_or_default();
         for run in runs {
-            let tools = run["trace"]["tool_calls"]
+            let tools = run["tools"]
                 .as_array()
-                .map(|calls| calls.iter().map(|c| c["name"].as_str().unwrap_or("").to_string()).collect())
+                .map(|tools| tools.iter().map(|t| t.as_str().unwrap_or("").to_string()).collect())
                 .unwrap_or_default();
             rows.push((
                 result["id"].as_str().unwrap_or("").to_string(),
