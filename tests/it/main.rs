@@ -1,2 +1,3 @@
 //! The one integration-test binary: the CLI, a fake provider over real HTTPS on
 //! loopback, the proxy, and real clients.
+mod report;
