@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 use crate::error::{ExitStatus, Result};
 
+mod fake_provider;
 mod schema;
 mod validate;
 
@@ -25,6 +26,8 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Print the JSON Schema of the spec format.
     Schema(schema::SchemaArgs),
+    /// Serve a scripted fake LLM provider (OpenAI, Anthropic, Gemini formats) on loopback.
+    FakeProvider(fake_provider::FakeProviderArgs),
 }
 
 /// Runs a parsed command line.
@@ -32,5 +35,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
     match cli.command {
         Command::Validate(args) => validate::run(args),
         Command::Schema(args) => schema::run(args),
+        Command::FakeProvider(args) => fake_provider::run(args),
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod correctness;
 pub mod cost;
+pub mod judge;
 pub mod metrics;
 pub mod path;
 pub mod result;
@@ -12,6 +13,7 @@ pub use result::{
     JudgeOutcome, JudgeUsage, JudgeVote, LayerResult, QueryResult, Status, Verdict, VerdictLabel,
 };
 
+use crate::error::Result;
 use crate::spec::Case;
 use crate::trace::Trace;
 
@@ -39,4 +41,34 @@ pub fn evaluate_deterministic(
     };
     result.refresh_hard_fail();
     result
+}
+
+/// Runs every check of `case`: the deterministic ones, then (when they all
+/// passed) the judged ones. Judge failures are errors (exit 2), not failed checks.
+pub async fn evaluate(
+    case: &Case,
+    trace: &Trace,
+    baseline: Option<&Trace>,
+    handoff_prefix: &str,
+    judge: &judge::Judge,
+) -> Result<QueryResult> {
+    let mut result = evaluate_deterministic(case, trace, baseline, handoff_prefix);
+    let pending = result
+        .correctness
+        .details
+        .contains_key(correctness::JUDGES_PENDING);
+    if let (true, Some(spec)) = (pending, case.query.correctness.as_ref()) {
+        let checks = correctness::judged_checks(spec);
+        let input = judge::JudgeInput {
+            case_id: &case.id,
+            query: &case.query.query,
+            trace,
+        };
+        let (outcomes, usage) = judge.judge_case(input, &checks).await?;
+        correctness::apply_judge_outcomes(&mut result.correctness, &outcomes);
+        result.judge = outcomes;
+        result.judge_usage = usage;
+        result.refresh_hard_fail();
+    }
+    Ok(result)
 }

@@ -1,3 +1,4 @@
 //! The one integration-test binary: the CLI, a fake provider over real HTTPS on
 //! loopback, the proxy, and real clients.
+mod judge;
 mod report;
