@@ -32,23 +32,21 @@ pub fn render(run: &RunRecord, opts: &RenderOptions) -> String {
                 );
             }
         }
-        if g.flaky() {
-            if let Some(first) = g.runs.first() {
-                let message = format!(
-                    "[FLAKY] {}: {}/{} trials passed",
-                    g.id,
-                    g.passed,
-                    g.runs.len()
-                );
-                let _ = writeln!(
-                    out,
-                    "::warning file={},line={},title={}::{}",
-                    escape_property(&first.file),
-                    first.line,
-                    escape_property(&format!("agentci flaky: {}", g.id)),
-                    escape_data(&message)
-                );
-            }
+        if let Some(first) = g.runs.first().filter(|_| g.flaky()) {
+            let message = format!(
+                "[FLAKY] {}: {}/{} trials passed",
+                g.id,
+                g.passed,
+                g.runs.len()
+            );
+            let _ = writeln!(
+                out,
+                "::warning file={},line={},title={}::{}",
+                escape_property(&first.file),
+                first.line,
+                escape_property(&format!("agentci flaky: {}", g.id)),
+                escape_data(&message)
+            );
         }
     }
     for w in &run.warnings {

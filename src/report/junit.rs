@@ -146,7 +146,7 @@ fn write_problem(
     kind: &str,
     lines: &[String],
 ) -> io::Result<()> {
-    let message = lines.first().cloned().unwrap_or_else(|| format!("{kind}"));
+    let message = lines.first().cloned().unwrap_or_else(|| kind.to_string());
     w.create_element(element)
         .with_attributes([("message", xml_safe(&message).as_str()), ("type", kind)])
         .write_text_content(BytesText::new(&xml_safe(&lines.join("\n"))))?;

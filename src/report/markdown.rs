@@ -44,7 +44,7 @@ pub fn render(run: &RunRecord, opts: &RenderOptions) -> String {
                 Some(f) => (
                     f.tool_calls.to_string(),
                     f.total_tokens.to_string(),
-                    format_cost(f.cost_usd),
+                    text(&format_cost(f.cost_usd)),
                     format_latency(f.latency_ms),
                 ),
                 None => ("–".into(), "–".into(), "–".into(), "–".into()),
@@ -104,14 +104,15 @@ fn cell(s: &str) -> String {
 }
 
 /// Text on one line with Markdown's markup characters escaped, so a message
-/// quoting an answer (`*`, `_`, `<tag>`) shows as written.
+/// quoting an answer (`*`, `_`, `<tag>`) shows as written; `$` too, which
+/// GitHub would otherwise take for the start of a formula.
 fn text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
             '\r' => {}
             '\n' => out.push(' '),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '|' => {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '|' | '$' => {
                 out.push('\\');
                 out.push(c);
             }

@@ -13,3 +13,4 @@ mod trace;
 mod trace_cli;
 mod trace_wire;
 mod runner;
+mod report;
