@@ -5,7 +5,10 @@ use clap::{Parser, Subcommand};
 
 use crate::error::{ExitStatus, Result};
 
+mod ca;
 mod cassettes;
+mod fake_provider;
+mod proxy;
 mod schema;
 mod validate;
 
@@ -26,6 +29,12 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Print the JSON Schema of the spec format.
     Schema(schema::SchemaArgs),
+    /// Run the record/replay proxy alone, for agents started by hand.
+    Proxy(proxy::ProxyArgs),
+    /// The local interception CA: its path, or a merged CA bundle.
+    Ca(ca::CaArgs),
+    /// Serve a scripted fake LLM provider (OpenAI, Anthropic, Gemini formats) on loopback.
+    FakeProvider(fake_provider::FakeProviderArgs),
     /// Work with cassette files (`lint`: scan them for secrets).
     Cassettes(cassettes::CassettesArgs),
 }
@@ -35,6 +44,9 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
     match cli.command {
         Command::Validate(args) => validate::run(args),
         Command::Schema(args) => schema::run(args),
+        Command::Proxy(args) => proxy::run(args),
+        Command::Ca(args) => ca::run(args),
+        Command::FakeProvider(args) => fake_provider::run(args),
         Command::Cassettes(args) => cassettes::run(args),
     }
 }
