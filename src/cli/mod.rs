@@ -16,6 +16,8 @@ mod proxy;
 mod record;
 mod replay;
 mod run_args;
+mod fake_provider;
+mod proxy;
 mod schema;
 mod trace;
 mod validate;

@@ -14,3 +14,5 @@ mod trace_cli;
 mod trace_wire;
 mod runner;
 mod report;
+mod trace;
+mod trace_wire;
