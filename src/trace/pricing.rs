@@ -152,10 +152,10 @@ impl PriceTable {
                 cache_write: per_million("cache_creation_input_token_cost"),
             };
             // LiteLLM keys some models as `provider/model`; agents send the bare name.
-            if let Some((_, bare)) = name.split_once('/') {
-                if !entries.contains_key(bare) {
-                    overrides.insert(bare.to_string(), price.clone());
-                }
+            if let Some((_, bare)) = name.split_once('/')
+                && !entries.contains_key(bare)
+            {
+                overrides.insert(bare.to_string(), price.clone());
             }
             overrides.insert(name.clone(), price);
         }

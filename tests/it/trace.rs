@@ -204,7 +204,6 @@ fn assert_matches(conv: &Conversation, trace: &Trace) {
         })
         .collect();
     // The last turn's results are never sent back: no request carries them.
-    let mut expected = expected;
     let last = conv.turns.len() - 1;
     for e in expected.iter_mut().filter(|e| e.5 == last) {
         e.3 = None;
