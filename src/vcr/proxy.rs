@@ -610,7 +610,7 @@ fn target_url(
     shared: &Shared,
     req: &Request<Incoming>,
     tunnel: Option<&str>,
-) -> std::result::Result<String, Response<ProxyBody>> {
+) -> std::result::Result<String, String> {
     let uri = req.uri();
     let path = uri.path_and_query().map_or("/", |p| p.as_str());
     if let Some(authority) = tunnel {
@@ -625,11 +625,8 @@ fn target_url(
     }
     shared.routes.resolve(path).ok_or_else(|| {
         let names = shared.routes.names().join(", /");
-        proxy_error(
-            StatusCode::NOT_FOUND,
-            "agentci_no_route",
-            &format!("no route for {path}: base-URL routes are /{names}; other hosts go through HTTPS_PROXY"),
-            "x-agentci-error",
+        format!(
+            "no route for {path}: base-URL routes are /{names}; other hosts go through HTTPS_PROXY"
         )
     })
 }
@@ -652,7 +649,14 @@ async fn handle(
     }
     let url = match target_url(&shared, &req, tunnel.as_deref()) {
         Ok(url) => url,
-        Err(resp) => return resp,
+        Err(message) => {
+            return proxy_error(
+                StatusCode::NOT_FOUND,
+                "agentci_no_route",
+                &message,
+                "x-agentci-error",
+            );
+        }
     };
     let (parts, body) = req.into_parts();
     let bytes = match body.collect().await {
