@@ -16,8 +16,6 @@ mod proxy;
 mod record;
 mod replay;
 mod run_args;
-mod fake_provider;
-mod proxy;
 mod schema;
 mod trace;
 mod validate;

@@ -217,8 +217,17 @@ mod tests {
             Some("https://127.0.0.1:8443/v1/chat/completions")
         );
         let env = t.client_env("http://127.0.0.1:9");
-        assert!(env.contains(&("OPENAI_BASE_URL".into(), "http://127.0.0.1:9/openai/v1".into())), "{env:?}");
-        assert!(!env.iter().any(|(k, _)| k == "AGENTCI_ROUTE_OPENAI_URL"), "{env:?}");
+        assert!(
+            env.contains(&(
+                "OPENAI_BASE_URL".into(),
+                "http://127.0.0.1:9/openai/v1".into()
+            )),
+            "{env:?}"
+        );
+        assert!(
+            !env.iter().any(|(k, _)| k == "AGENTCI_ROUTE_OPENAI_URL"),
+            "{env:?}"
+        );
     }
 
     #[test]

@@ -17,7 +17,9 @@ struct Project {
 
 impl Project {
     fn new() -> Project {
-        Project { dir: support::temp_dir() }
+        Project {
+            dir: support::temp_dir(),
+        }
     }
 
     fn path(&self, rel: &str) -> PathBuf {
@@ -98,7 +100,12 @@ fn outcomes(report: &Path) -> Vec<(String, String, String, Vec<String>)> {
         for run in runs {
             let tools = run["tools"]
                 .as_array()
-                .map(|tools| tools.iter().map(|t| t.as_str().unwrap_or("").to_string()).collect())
+                .map(|tools| {
+                    tools
+                        .iter()
+                        .map(|t| t.as_str().unwrap_or("").to_string())
+                        .collect()
+                })
                 .unwrap_or_default();
             rows.push((
                 result["id"].as_str().unwrap_or("").to_string(),
@@ -114,7 +121,9 @@ fn outcomes(report: &Path) -> Vec<(String, String, String, Vec<String>)> {
 #[test]
 fn record_then_replay_offline_then_cassettes_only_agree() {
     let rt = support::runtime();
-    let fake = rt.block_on(FakeProvider::start(rag_script(), FakeOptions::default())).unwrap();
+    let fake = rt
+        .block_on(FakeProvider::start(rag_script(), FakeOptions::default()))
+        .unwrap();
     let project = Project::new();
     let ca = project.path("fake-ca.pem");
     fake.write_ca_pem(&ca).unwrap();
@@ -122,30 +131,65 @@ fn record_then_replay_offline_then_cassettes_only_agree() {
     let spec = spec.to_str().unwrap();
 
     let recorded = project.agentci(
-        &["record", "--spec", spec, "--upstream-ca", ca.to_str().unwrap(), "--format", "console,json=record.json"],
+        &[
+            "record",
+            "--spec",
+            spec,
+            "--upstream-ca",
+            ca.to_str().unwrap(),
+            "--format",
+            "console,json=record.json",
+        ],
         &[("OPENAI_API_KEY", "sk-test-recording-key-0123456789abcdef")],
     );
     assert_eq!(recorded.status.code(), Some(0), "{}", text(&recorded));
     let llm_requests = fake.request_count();
-    assert!(llm_requests >= 5, "the agent talked to the provider: {llm_requests}");
+    assert!(
+        llm_requests >= 5,
+        "the agent talked to the provider: {llm_requests}"
+    );
     for case in ["install", "weather-oos", "aws-alb"] {
         let cassette = project.path(&format!("cassettes/rag-agent/{case}.jsonl"));
         let body = std::fs::read_to_string(&cassette).unwrap();
-        assert!(!body.contains("sk-test-recording-key"), "secret in {}", cassette.display());
+        assert!(
+            !body.contains("sk-test-recording-key"),
+            "secret in {}",
+            cassette.display()
+        );
     }
     rt.block_on(fake.shutdown());
 
     // The provider is gone: replay must not need it.
     let replayed = project.agentci(
-        &["replay", "--spec", spec, "--format", "console,json=replay.json"],
+        &[
+            "replay",
+            "--spec",
+            spec,
+            "--format",
+            "console,json=replay.json",
+        ],
         &[("OPENAI_API_KEY", "sk-other-key-for-replay-000000000000")],
     );
     assert_eq!(replayed.status.code(), Some(0), "{}", text(&replayed));
     let stdout = String::from_utf8_lossy(&replayed.stdout);
-    assert!(stdout.lines().last().unwrap_or("").contains("3 passed, 0 warned, 0 failed"), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .last()
+            .unwrap_or("")
+            .contains("3 passed, 0 warned, 0 failed"),
+        "{stdout}"
+    );
 
     let only = project.agentci(
-        &["replay", "--spec", spec, "--cassettes-only", "--format", "json=only.json"],
+        &[
+            "replay",
+            "--spec",
+            spec,
+            "--cassettes-only",
+            "--format",
+            "json=only.json",
+        ],
         &[],
     );
     assert_eq!(only.status.code(), Some(0), "{}", text(&only));
@@ -159,19 +203,34 @@ fn record_then_replay_offline_then_cassettes_only_agree() {
     assert!(install.2.contains("pip install"), "{install:?}");
 
     // The agent's prompt changed (v1): its first request is not in the cassette.
-    let changed = project.agentci(&["replay", "--spec", spec, "--case", "weather-oos"], &[("RAG_AGENT_VERSION", "v1")]);
+    let changed = project.agentci(
+        &["replay", "--spec", spec, "--case", "weather-oos"],
+        &[("RAG_AGENT_VERSION", "v1")],
+    );
     let out = text(&changed);
     assert_eq!(changed.status.code(), Some(2), "{out}");
     assert!(out.contains("[MISS]"), "{out}");
-    assert!(out.contains("prompt v1") && out.contains("prompt v2"), "the diff shows both prompts: {out}");
+    assert!(
+        out.contains("prompt v1") && out.contains("prompt v2"),
+        "the diff shows both prompts: {out}"
+    );
     assert!(out.contains("agentci record --spec"), "{out}");
 
     // judge-only re-scores the stored run with a stricter spec, no agent, no proxy.
-    let stricter = std::fs::read_to_string(spec).unwrap().replace("max_total_tokens: 1000", "max_total_tokens: 10");
+    let stricter = std::fs::read_to_string(spec)
+        .unwrap()
+        .replace("max_total_tokens: 1000", "max_total_tokens: 10");
     std::fs::write(spec, stricter).unwrap();
-    let rescored = project.agentci(&["judge-only", "--spec", spec, "--run", "latest", "--offline"], &[]);
+    let rescored = project.agentci(
+        &["judge-only", "--spec", spec, "--run", "latest", "--offline"],
+        &[],
+    );
     assert_eq!(rescored.status.code(), Some(0), "{}", text(&rescored));
-    assert!(String::from_utf8_lossy(&rescored.stdout).contains("1 warned"), "{}", text(&rescored));
+    assert!(
+        String::from_utf8_lossy(&rescored.stdout).contains("1 warned"),
+        "{}",
+        text(&rescored)
+    );
 }
 
 /// A spec whose agent is a shell line; no LLM calls, so no provider is needed.
@@ -190,7 +249,11 @@ fn exit_of(project: &Project, spec: &str, mode: &str) -> (i32, String) {
 #[test]
 fn exit_codes_follow_the_reference() {
     let project = Project::new();
-    let pass = shell_spec(&project, "echo hello world", "    correctness: {expected_in_answer: [hello]}\n");
+    let pass = shell_spec(
+        &project,
+        "echo hello world",
+        "    correctness: {expected_in_answer: [hello]}\n",
+    );
     assert_eq!(exit_of(&project, &pass, "record").0, 0);
     assert_eq!(exit_of(&project, &pass, "replay").0, 0);
 
@@ -203,7 +266,11 @@ fn exit_codes_follow_the_reference() {
     assert_eq!(code, 0, "warnings alone pass: {out}");
     assert!(out.contains("1 warned"), "{out}");
 
-    let fail = shell_spec(&project, "echo hello world", "    correctness: {expected_in_answer: [goodbye]}\n");
+    let fail = shell_spec(
+        &project,
+        "echo hello world",
+        "    correctness: {expected_in_answer: [goodbye]}\n",
+    );
     let (code, out) = exit_of(&project, &fail, "replay");
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("goodbye"), "the failing term is named: {out}");
@@ -211,7 +278,10 @@ fn exit_codes_follow_the_reference() {
     let crash = shell_spec(&project, "echo oops >&2; exit 3", "");
     let (code, out) = exit_of(&project, &crash, "replay");
     assert_eq!(code, 2, "{out}");
-    assert!(out.contains("exited with code 3") && out.contains("oops"), "{out}");
+    assert!(
+        out.contains("exited with code 3") && out.contains("oops"),
+        "{out}"
+    );
 
     let timeout = shell_spec(&project, "sleep 20", "");
     let (code, out) = exit_of(&project, &timeout, "replay");
@@ -226,7 +296,10 @@ fn exit_codes_follow_the_reference() {
     std::fs::write(&pass, missing).unwrap();
     let (code, out) = exit_of(&project, &pass, "replay");
     assert_eq!(code, 2, "{out}");
-    assert!(out.contains("agentci record --spec") && out.contains("--case brand-new"), "{out}");
+    assert!(
+        out.contains("agentci record --spec") && out.contains("--case brand-new"),
+        "{out}"
+    );
 
     let invalid = project.write("bad.yaml", "agent: x\nqueries: []\n");
     let (code, out) = exit_of(&project, invalid.to_str().unwrap(), "replay");
@@ -247,7 +320,11 @@ fn a_failed_recording_never_replaces_the_committed_cassette() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(leftovers, vec!["only.jsonl".to_string()], "no scratch files left behind");
+    assert_eq!(
+        leftovers,
+        vec!["only.jsonl".to_string()],
+        "no scratch files left behind"
+    );
 }
 
 #[test]
@@ -263,17 +340,33 @@ fn shards_merged_equal_the_unsharded_run() {
     let spec = project
         .write(
             "spec.yaml",
-            &format!("agent: sharded\nrunner:\n  command: \"echo $AGENTCI_QUERY\"\nqueries:\n{queries}"),
+            &format!(
+                "agent: sharded\nrunner:\n  command: \"echo $AGENTCI_QUERY\"\nqueries:\n{queries}"
+            ),
         )
         .display()
         .to_string();
-    assert_eq!(project.agentci(&["record", "--spec", &spec, "--format", "json=all.json"], &[]).status.code(), Some(1));
+    assert_eq!(
+        project
+            .agentci(
+                &["record", "--spec", &spec, "--format", "json=all.json"],
+                &[]
+            )
+            .status
+            .code(),
+        Some(1)
+    );
     let mut run_files = Vec::new();
     for i in 1..=3 {
         let shard = format!("{i}/3");
         project.agentci(&["replay", "--spec", &spec, "--shard", &shard], &[]);
         let id = std::fs::read_to_string(project.path(".agentci/runs/latest")).unwrap();
-        run_files.push(project.path(&format!(".agentci/runs/{}/run.json", id.trim())).display().to_string());
+        run_files.push(
+            project
+                .path(&format!(".agentci/runs/{}/run.json", id.trim()))
+                .display()
+                .to_string(),
+        );
     }
     let mut args = vec!["merge".to_string()];
     args.extend(run_files);
