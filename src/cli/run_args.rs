@@ -79,21 +79,21 @@ impl RunArgs {
         opts.strict = self.strict;
         opts.max_age = Duration::from_secs(self.max_age.saturating_mul(24 * 3600));
         opts.sample_ensemble = self.sample_ensemble;
-        if let Some(fraction) = self.sample_ensemble {
-            if !(0.0..=1.0).contains(&fraction) {
-                return Err(Error::other(
-                    format!("--sample-ensemble {fraction} is outside [0, 1]"),
-                    Some("e.g. --sample-ensemble 0.2 runs the ensemble on 20% of the cases".into()),
-                ));
-            }
+        if let Some(fraction) = self.sample_ensemble
+            && !(0.0..=1.0).contains(&fraction)
+        {
+            return Err(Error::other(
+                format!("--sample-ensemble {fraction} is outside [0, 1]"),
+                Some("e.g. --sample-ensemble 0.2 runs the ensemble on 20% of the cases".into()),
+            ));
         }
-        if let Some(rate) = self.min_pass_rate {
-            if !(0.0..=1.0).contains(&rate) {
-                return Err(Error::other(
-                    format!("--min-pass-rate {rate} is outside [0, 1]"),
-                    None,
-                ));
-            }
+        if let Some(rate) = self.min_pass_rate
+            && !(0.0..=1.0).contains(&rate)
+        {
+            return Err(Error::other(
+                format!("--min-pass-rate {rate} is outside [0, 1]"),
+                None,
+            ));
         }
         opts.shard = self
             .shard
@@ -119,7 +119,7 @@ pub fn prices(file: Option<&std::path::Path>, spec: &LoadedSpec) -> Result<Price
     let mut table = match file {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-            // A LiteLLM table is comprehensive: it replaces the built-ins rather than patching them.
+            // The file's entries go on top of the built-ins; the spec's `pricing` on top of both.
             PriceTable::from_litellm_json(&text)
                 .map_err(|e| Error::other(format!("{}: {e}", path.display()), None))?
         }
