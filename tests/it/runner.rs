@@ -202,20 +202,6 @@ fn record_then_replay_offline_then_cassettes_only_agree() {
     assert_eq!(install.3, vec!["retriever_tool".to_string()]);
     assert!(install.2.contains("pip install"), "{install:?}");
 
-    // The agent's prompt changed (v1): its first request is not in the cassette.
-    let changed = project.agentci(
-        &["replay", "--spec", spec, "--case", "weather-oos"],
-        &[("RAG_AGENT_VERSION", "v1")],
-    );
-    let out = text(&changed);
-    assert_eq!(changed.status.code(), Some(2), "{out}");
-    assert!(out.contains("[MISS]"), "{out}");
-    assert!(
-        out.contains("prompt v1") && out.contains("prompt v2"),
-        "the diff shows both prompts: {out}"
-    );
-    assert!(out.contains("agentci record --spec"), "{out}");
-
     // judge-only re-scores the stored run with a stricter spec, no agent, no proxy.
     let stricter = std::fs::read_to_string(spec)
         .unwrap()
@@ -231,6 +217,19 @@ fn record_then_replay_offline_then_cassettes_only_agree() {
         "{}",
         text(&rescored)
     );
+    // The agent's prompt changed (v1): its first request is not in the cassette.
+    let changed = project.agentci(
+        &["replay", "--spec", spec, "--case", "weather-oos"],
+        &[("RAG_AGENT_VERSION", "v1")],
+    );
+    let out = text(&changed);
+    assert_eq!(changed.status.code(), Some(2), "{out}");
+    assert!(out.contains("[MISS]"), "{out}");
+    assert!(
+        out.contains("prompt v1") && out.contains("prompt v2"),
+        "the diff shows both prompts: {out}"
+    );
+    assert!(out.contains("agentci record --spec"), "{out}");
 }
 
 /// A spec whose agent is a shell line; no LLM calls, so no provider is needed.
