@@ -30,6 +30,10 @@ pub struct ProxyArgs {
     /// Extra base-URL route NAME=URL (`/NAME/...` forwards to `URL/...`); repeatable.
     #[arg(long = "route", value_name = "NAME=URL")]
     pub routes: Vec<String>,
+    /// Connect to URL whenever the client asks for HOST, recording it as HOST (repeatable);
+    /// e.g. api.openai.com=https://127.0.0.1:8443 records a test double as OpenAI.
+    #[arg(long = "upstream-override", value_name = "HOST=URL")]
+    pub upstream_overrides: Vec<String>,
     /// Serve the last recording again once a request's recordings are used up (load tests).
     #[arg(long)]
     pub allow_repeats: bool,
@@ -43,6 +47,7 @@ pub fn run(args: ProxyArgs) -> Result<ExitStatus> {
     options.record_mode = args.record_mode;
     options.pace = args.pace;
     options.allow_repeats = args.allow_repeats;
+    options.upstream_overrides = parse_overrides(&args.upstream_overrides)?;
     for route in &args.routes {
         let (name, url) = route.split_once('=').ok_or_else(|| {
             Error::other(
@@ -150,4 +155,23 @@ fn summarize(report: &ProxyReport) -> ExitStatus {
         );
         ExitStatus::Error
     }
+}
+
+/// Parses `HOST=URL` items of `--upstream-override`.
+pub fn parse_overrides(items: &[String]) -> Result<std::collections::BTreeMap<String, String>> {
+    items
+        .iter()
+        .map(|item| {
+            item.split_once('=')
+                .map(|(host, url)| (host.trim().to_string(), url.trim().to_string()))
+                .ok_or_else(|| {
+                    Error::other(
+                        format!("--upstream-override {item:?} is not HOST=URL"),
+                        Some(
+                            "e.g. --upstream-override api.openai.com=https://127.0.0.1:8443".into(),
+                        ),
+                    )
+                })
+        })
+        .collect()
 }

@@ -20,6 +20,10 @@ pub struct RecordArgs {
     /// Retries of a case that failed with an infrastructure error (429, 5xx, connection failure).
     #[arg(long, default_value_t = 2, value_name = "N")]
     retries: u32,
+    /// Connect to URL whenever the agent asks for HOST, recording it as HOST (repeatable);
+    /// e.g. api.openai.com=https://127.0.0.1:8443 records a test double or gateway as OpenAI.
+    #[arg(long = "upstream-override", value_name = "HOST=URL")]
+    upstream_overrides: Vec<String>,
 }
 
 /// Runs `agentci record`.
@@ -29,6 +33,7 @@ pub fn run(args: RecordArgs) -> Result<ExitStatus> {
     opts.record_mode = args.record_mode;
     opts.trials = args.trials.max(1);
     opts.retries = args.retries;
+    opts.upstream_overrides = super::proxy::parse_overrides(&args.upstream_overrides)?;
     let progress = super::progress::Progress::new(args.run.quiet);
     let run = runtime()?.block_on(crate::run::execute(&spec, &opts, &|c, n, total| {
         progress.case_done(c, n, total)

@@ -48,6 +48,8 @@ pub struct RunOptions {
     pub sample_ensemble: Option<f64>,
     /// Forbid live judge calls (verdicts must come from the cache).
     pub judge_offline: bool,
+    /// Host → base URL connected to instead when recording (`--upstream-override`).
+    pub upstream_overrides: std::collections::BTreeMap<String, String>,
     /// Baseline traces by case id, for baseline-dependent checks.
     pub baseline: Option<(String, std::collections::BTreeMap<String, Trace>)>,
 }
@@ -70,6 +72,7 @@ impl RunOptions {
             pace: Pace::default(),
             sample_ensemble: None,
             judge_offline: false,
+            upstream_overrides: std::collections::BTreeMap::new(),
             baseline: None,
         }
     }
@@ -393,6 +396,7 @@ fn proxy_options(
     po.record_mode = opts.record_mode;
     po.pace = opts.pace;
     po.upstream_ca = opts.upstream_ca.clone();
+    po.upstream_overrides = opts.upstream_overrides.clone();
     if let Some(proxy) = &spec.spec.proxy {
         po.routes = proxy.routes.clone();
         po.redact_body_fields = proxy.redact_body_fields.clone();

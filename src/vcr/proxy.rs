@@ -110,6 +110,9 @@ pub struct ProxyOptions {
     /// After the recordings of a request are used up, serve the last one again
     /// (vcrpy's `allow_playback_repeats`; for load tests, not for agent runs).
     pub allow_repeats: bool,
+    /// Host → base URL connected to instead, recorded under the original host
+    /// (`--upstream-override`: record a test double or gateway as the real provider).
+    pub upstream_overrides: BTreeMap<String, String>,
     /// `_meta` fields: case id (default: the cassette's file stem), agent, query, spec hash, trial.
     pub case_id: Option<String>,
     /// The agent name for `_meta`.
@@ -139,6 +142,7 @@ impl ProxyOptions {
             home: None,
             timeouts: Timeouts::default(),
             allow_repeats: false,
+            upstream_overrides: BTreeMap::new(),
             case_id: None,
             agent: None,
             query: None,
@@ -311,7 +315,10 @@ impl Proxy {
         let bundle = ca.ensure_bundle()?;
         let upstream = match policy {
             Policy::ReplayOnly => None,
-            _ => Some(Upstream::new(&options.upstream_ca, options.timeouts)?),
+            _ => Some(
+                Upstream::new(&options.upstream_ca, options.timeouts)?
+                    .with_overrides(&options.upstream_overrides)?,
+            ),
         };
         let redactor = match &options.secrets {
             Some(pairs) => Redactor::from_pairs(pairs.clone(), &options.redact_body_fields),

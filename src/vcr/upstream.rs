@@ -47,6 +47,9 @@ impl tower_service::Service<Uri> for CountingConnector {
 #[derive(Clone)]
 pub struct Upstream {
     client: Client<HttpsConnector<CountingConnector>, Full<Bytes>>,
+    /// Host → base URL to connect to instead (`--upstream-override`); the
+    /// cassette still records the host the client asked for.
+    overrides: Arc<Vec<(String, Uri)>>,
     connections: Arc<AtomicU64>,
     read_timeout: Duration,
 }
@@ -95,9 +98,63 @@ impl Upstream {
             .build(https);
         Ok(Upstream {
             client,
+            overrides: Arc::new(Vec::new()),
             connections,
             read_timeout: timeouts.read,
         })
+    }
+
+    /// Connects to another address for some hosts: `api.openai.com` →
+    /// `https://127.0.0.1:8443` records a test double or staging gateway as if it
+    /// were the real provider. Keys are host or host:port as the client named them.
+    pub fn with_overrides(
+        mut self,
+        overrides: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Self> {
+        let mut list = Vec::new();
+        for (host, base) in overrides {
+            let uri: Uri = base.parse().map_err(|e| {
+                crate::Error::other(
+                    format!("--upstream-override {host}={base}: not a URL: {e}"),
+                    Some("e.g. --upstream-override api.openai.com=https://127.0.0.1:8443".into()),
+                )
+            })?;
+            if uri.scheme().is_none() || uri.authority().is_none() {
+                return Err(crate::Error::other(
+                    format!("--upstream-override {host}={base}: needs a scheme and a host"),
+                    Some("e.g. --upstream-override api.openai.com=https://127.0.0.1:8443".into()),
+                ));
+            }
+            list.push((host.to_ascii_lowercase(), uri));
+        }
+        self.overrides = Arc::new(list);
+        Ok(self)
+    }
+
+    /// The request with its URI pointed at an override target, when one applies.
+    fn redirect(&self, mut req: Request<Full<Bytes>>) -> Request<Full<Bytes>> {
+        let Some(authority) = req
+            .uri()
+            .authority()
+            .map(|a| a.as_str().to_ascii_lowercase())
+        else {
+            return req;
+        };
+        let host = authority.split(':').next().unwrap_or_default().to_string();
+        let target = self
+            .overrides
+            .iter()
+            .find(|(key, _)| *key == authority || *key == host);
+        if let Some((_, base)) = target {
+            let mut parts = req.uri().clone().into_parts();
+            parts.scheme = base.scheme().cloned();
+            parts.authority = base.authority().cloned();
+            if let Ok(uri) = Uri::from_parts(parts) {
+                *req.uri_mut() = uri;
+                req.headers_mut().remove(http::header::HOST);
+            }
+        }
+        req
     }
 
     /// Connections opened so far.
@@ -116,6 +173,11 @@ impl Upstream {
         &self,
         req: Request<Full<Bytes>>,
     ) -> Pin<Box<dyn Future<Output = std::result::Result<Response<Incoming>, String>> + Send>> {
+        let req = if self.overrides.is_empty() {
+            req
+        } else {
+            self.redirect(req)
+        };
         let fut = self.client.request(req);
         let timeout = self.read_timeout;
         Box::pin(async move {

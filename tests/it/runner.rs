@@ -62,8 +62,8 @@ fn text(out: &Output) -> String {
     )
 }
 
-/// The rag-agent demo spec, pointed at `fake` through the proxy's OpenAI route.
-fn rag_spec(project: &Project, fake_base: &str) -> PathBuf {
+/// The rag-agent demo spec with the test venv's Python.
+fn rag_spec(project: &Project) -> PathBuf {
     let python = support::sdk::python();
     let agent = support::repo_root().join("examples/rag-agent/agent.py");
     let spec = std::fs::read_to_string(support::repo_root().join("specs/rag-agent.yaml")).unwrap();
@@ -79,9 +79,6 @@ fn rag_spec(project: &Project, fake_base: &str) -> PathBuf {
         } else {
             out.push_str(line);
             out.push('\n');
-        }
-        if line.starts_with("baseline_dir:") {
-            out.push_str(&format!("proxy: {{routes: {{openai: {fake_base:?}}}}}\n"));
         }
     }
     project.write("specs/rag-agent.yaml", &out)
@@ -127,7 +124,7 @@ fn record_then_replay_offline_then_cassettes_only_agree() {
     let project = Project::new();
     let ca = project.path("fake-ca.pem");
     fake.write_ca_pem(&ca).unwrap();
-    let spec = rag_spec(&project, fake.base_url());
+    let spec = rag_spec(&project);
     let spec = spec.to_str().unwrap();
 
     let recorded = project.agentci(
@@ -137,6 +134,9 @@ fn record_then_replay_offline_then_cassettes_only_agree() {
             spec,
             "--upstream-ca",
             ca.to_str().unwrap(),
+            // The SDK talks to "api.openai.com"; the proxy connects to the fake instead.
+            "--upstream-override",
+            &format!("api.openai.com={}", fake.base_url()),
             "--format",
             "console,json=record.json",
         ],
@@ -151,6 +151,11 @@ fn record_then_replay_offline_then_cassettes_only_agree() {
     for case in ["install", "weather-oos", "aws-alb"] {
         let cassette = project.path(&format!("cassettes/rag-agent/{case}.jsonl"));
         let body = std::fs::read_to_string(&cassette).unwrap();
+        assert!(
+            body.contains("\"url\":\"https://api.openai.com/v1/chat/completions\""),
+            "recorded under the host the SDK asked for: {}",
+            cassette.display()
+        );
         assert!(
             !body.contains("sk-test-recording-key"),
             "secret in {}",
