@@ -656,7 +656,12 @@ async fn replay_case(
                 .join(", ")
         ));
     }
-    cassette.end = Some(end_of(&outcome));
+    // The answer is the agent's, now; the latency stays the recorded one, so a
+    // replay scores exactly like the recording (instant replay has no latency of its own).
+    let recorded_ms = cassette.end.as_ref().map(|e| e.duration_ms);
+    let mut end = end_of(&outcome);
+    end.duration_ms = recorded_ms.unwrap_or(end.duration_ms);
+    cassette.end = Some(end);
     Ok(Obtained {
         cassette,
         warnings,
