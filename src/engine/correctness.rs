@@ -207,7 +207,7 @@ fn check_not_in_answer(layer: &mut LayerBuilder, terms: &[String], text: &str) {
 
 fn check_regex(layer: &mut LayerBuilder, pattern: &str, text: &str) {
     // Spec validation rejects invalid patterns; this is the backstop for specs built in code.
-    match regex::Regex::new(pattern) {
+    match crate::engine::patterns::compile(pattern) {
         Ok(re) if re.is_match(text) => layer.passed(),
         Ok(_) => layer.fail(format!(
             "regex_match: /{pattern}/ does not match the answer"

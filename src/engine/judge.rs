@@ -156,7 +156,7 @@ impl Judge {
         checks: &[JudgedCheck<'_>],
     ) -> Result<(Vec<JudgeOutcome>, JudgeUsage)> {
         let mut cache = match &self.options.cache_dir {
-            Some(dir) => Some(CaseCache::load(CaseCache::path_for(dir, input.case_id))?),
+            Some(dir) => Some(CaseCache::load(CaseCache::path_for(dir, input.case_id)?)?),
             None => None,
         };
         let mut usage = JudgeUsage::default();

@@ -292,10 +292,12 @@ fn value_mismatch(mode: ArgsMatchMode, want: &Value, got: &Value) -> Option<Stri
         (ArgsMatchMode::Contains, Value::String(needle)) => {
             (!got_text().contains(needle.as_str())).then(|| "does not contain".to_string())
         }
-        (ArgsMatchMode::Regex, Value::String(pattern)) => match regex::Regex::new(pattern) {
-            Ok(re) => (!re.is_match(&got_text())).then(|| "does not match".to_string()),
-            Err(e) => Some(format!("invalid regex: {e}")),
-        },
+        (ArgsMatchMode::Regex, Value::String(pattern)) => {
+            match crate::engine::patterns::compile(pattern) {
+                Ok(re) => (!re.is_match(&got_text())).then(|| "does not match".to_string()),
+                Err(e) => Some(format!("invalid regex: {e}")),
+            }
+        }
         // Objects nested under `subset` compare as subsets too, so one volatile
         // nested key does not force spelling out the whole object.
         (ArgsMatchMode::Subset, Value::Object(want_obj)) => match got.as_object() {

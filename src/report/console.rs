@@ -63,13 +63,19 @@ fn render_trials(
     } else {
         String::new()
     };
+    let stats = g.stats();
+    let n = stats.total;
     let _ = writeln!(
         out,
-        "{} {:<width$}  {}/{} passed{flaky}",
+        "{} {:<width$}  {}/{} passed · pass@1 {:.2} · pass^{n} {:.2} · 95% CI [{:.2}, {:.2}]{flaky}",
         status_tag(g.status, paint),
         g.id,
         g.passed,
-        g.runs.len()
+        g.runs.len(),
+        stats.pass_at(1),
+        stats.pass_pow(n),
+        stats.wilson_low,
+        stats.wilson_high,
     );
     for case in &g.runs {
         let _ = writeln!(

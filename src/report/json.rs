@@ -126,19 +126,8 @@ pub struct CaseResult {
     pub runs: Vec<RunResult>,
 }
 
-/// How the trials of a case went.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TrialStats {
-    /// Trials that passed (pass or warn).
-    pub passed: usize,
-    /// Trials run.
-    pub total: usize,
-    /// `passed / total`.
-    pub pass_rate: f64,
-    /// Some but not all trials passed.
-    pub flaky: bool,
-}
+/// How the trials of a case went (pass@k, pass^k, Wilson interval).
+pub use crate::run::trials::TrialStats;
 
 /// One run (trial) of a case.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -351,12 +340,7 @@ fn case_result(g: &CaseGroup<'_>) -> CaseResult {
         file: first.map(|c| c.file.clone()).unwrap_or_default(),
         line: first.map_or(0, |c| c.line),
         tags: first.map(|c| c.tags.clone()).unwrap_or_default(),
-        trials: g.has_trials().then(|| TrialStats {
-            passed: g.passed,
-            total: g.runs.len(),
-            pass_rate: g.passed as f64 / g.runs.len() as f64,
-            flaky: g.flaky(),
-        }),
+        trials: g.has_trials().then(|| g.stats()),
         runs: g.runs.iter().map(|c| run_result(c)).collect(),
     }
 }

@@ -339,6 +339,11 @@ impl CaseGroup<'_> {
     pub fn flaky(&self) -> bool {
         self.passed > 0 && self.passed < self.runs.len()
     }
+
+    /// pass@k, pass^k and the Wilson interval over the trials.
+    pub fn stats(&self) -> crate::run::trials::TrialStats {
+        crate::run::trials::TrialStats::new(self.passed as u32, self.runs.len() as u32)
+    }
 }
 
 /// Groups a run's cases with their trials, in spec order, and gates each case:

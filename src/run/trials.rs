@@ -1,27 +1,28 @@
 //! Statistics over repeated trials of a case: pass@k, pass^k, Wilson interval.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Pass statistics of one case over n trials with c passes.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TrialStats {
-    /// Trials that passed (pass or warn).
+    /// Trials that passed (pass or warn): c.
     pub passed: u32,
-    /// Trials run.
-    pub trials: u32,
+    /// Trials run: n.
+    pub total: u32,
     /// c / n.
     pub pass_rate: f64,
-    /// Probability that at least one of k samples passes: 1 − C(n−c,k)/C(n,k).
-    pub pass_at_k: f64,
-    /// Probability that all of k samples pass: C(c,k)/C(n,k).
-    pub pass_pow_k: f64,
-    /// The k used (n by default).
-    pub k: u32,
-    /// Wilson 95% interval of the pass rate.
+    /// `pass_at_k[k-1]` for k = 1..=n: the chance that at least one of k trials
+    /// drawn without replacement passes, 1 − C(n−c,k)/C(n,k).
+    pub pass_at_k: Vec<f64>,
+    /// `pass_pow_k[k-1]` for k = 1..=n: the chance that all k drawn trials pass, C(c,k)/C(n,k).
+    pub pass_pow_k: Vec<f64>,
+    /// Lower end of the Wilson 95% interval of the pass rate.
     pub wilson_low: f64,
-    /// Upper end of the Wilson interval.
+    /// Upper end of the Wilson 95% interval of the pass rate.
     pub wilson_high: f64,
-    /// 0 < c < n.
+    /// Some but not all trials passed (0 < c < n).
     pub flaky: bool,
 }
 
@@ -35,26 +36,33 @@ fn choose(n: u32, k: u32) -> f64 {
 }
 
 impl TrialStats {
-    /// Statistics for `passed` of `trials`, with pass@k and pass^k at `k` (clamped to 1..=n).
-    pub fn new(passed: u32, trials: u32, k: u32) -> TrialStats {
-        let n = trials.max(1);
+    /// Statistics for `passed` of `total` trials.
+    pub fn new(passed: u32, total: u32) -> TrialStats {
+        let n = total.max(1);
         let c = passed.min(n);
-        let k = k.clamp(1, n);
-        let total = choose(n, k);
-        let pass_at_k = 1.0 - choose(n - c, k) / total;
-        let pass_pow_k = choose(c, k) / total;
         let (wilson_low, wilson_high) = wilson(c, n);
         TrialStats {
             passed: c,
-            trials: n,
+            total: n,
             pass_rate: f64::from(c) / f64::from(n),
-            pass_at_k,
-            pass_pow_k,
-            k,
+            pass_at_k: (1..=n)
+                .map(|k| 1.0 - choose(n - c, k) / choose(n, k))
+                .collect(),
+            pass_pow_k: (1..=n).map(|k| choose(c, k) / choose(n, k)).collect(),
             wilson_low,
             wilson_high,
             flaky: c > 0 && c < n,
         }
+    }
+
+    /// pass@k (k clamped to 1..=n).
+    pub fn pass_at(&self, k: u32) -> f64 {
+        self.pass_at_k[(k.clamp(1, self.total) - 1) as usize]
+    }
+
+    /// pass^k (k clamped to 1..=n).
+    pub fn pass_pow(&self, k: u32) -> f64 {
+        self.pass_pow_k[(k.clamp(1, self.total) - 1) as usize]
     }
 }
 
@@ -75,12 +83,14 @@ mod tests {
 
     #[test]
     fn hand_computed_values() {
-        // n = 5, c = 3, k = 2: pass@2 = 1 − C(2,2)/C(5,2) = 0.9; pass^2 = C(3,2)/C(5,2) = 0.3.
-        let s = TrialStats::new(3, 5, 2);
-        assert!((s.pass_at_k - 0.9).abs() < 1e-12);
-        assert!((s.pass_pow_k - 0.3).abs() < 1e-12);
+        // n = 5, c = 3: pass@2 = 1 − C(2,2)/C(5,2) = 0.9; pass^2 = C(3,2)/C(5,2) = 0.3.
+        let s = TrialStats::new(3, 5);
+        assert!((s.pass_at(1) - 0.6).abs() < 1e-12);
+        assert!((s.pass_at(2) - 0.9).abs() < 1e-12);
+        assert!((s.pass_pow(2) - 0.3).abs() < 1e-12);
+        assert!((s.pass_at(3) - 1.0).abs() < 1e-12, "only two can fail");
+        assert!(s.pass_pow(4).abs() < 1e-12, "only three pass");
         assert!(s.flaky);
-        assert!((s.pass_rate - 0.6).abs() < 1e-12);
         // Wilson 95% for 3/5: [0.2307, 0.8824].
         assert!((s.wilson_low - 0.2307).abs() < 1e-3, "{}", s.wilson_low);
         assert!((s.wilson_high - 0.8824).abs() < 1e-3, "{}", s.wilson_high);
@@ -88,14 +98,14 @@ mod tests {
 
     #[test]
     fn all_or_nothing_is_not_flaky() {
-        let all = TrialStats::new(4, 4, 4);
+        let all = TrialStats::new(4, 4);
         assert_eq!(
-            (all.pass_at_k, all.pass_pow_k, all.flaky),
+            (all.pass_at(4), all.pass_pow(4), all.flaky),
             (1.0, 1.0, false)
         );
-        let none = TrialStats::new(0, 4, 1);
+        let none = TrialStats::new(0, 4);
         assert_eq!(
-            (none.pass_at_k, none.pass_pow_k, none.flaky),
+            (none.pass_at(1), none.pass_pow(1), none.flaky),
             (0.0, 0.0, false)
         );
     }

@@ -212,7 +212,8 @@ pub fn derive(cassette: &Cassette, opts: &DeriveOptions) -> Trace {
         _ => (0, 0),
     };
     let totals = Totals {
-        cost_usd: llm_calls.iter().map(|c| c.cost_usd).sum(),
+        // `f64::sum` of nothing is -0.0, which prints as "$-0.000000".
+        cost_usd: llm_calls.iter().map(|c| c.cost_usd).sum::<f64>() + 0.0,
         input_tokens: llm_calls.iter().map(|c| c.usage.input_tokens).sum(),
         output_tokens: llm_calls.iter().map(|c| c.usage.output_tokens).sum(),
         total_tokens: llm_calls.iter().map(|c| c.usage.total_tokens()).sum(),

@@ -382,3 +382,120 @@ fn shards_merged_equal_the_unsharded_run() {
     assert_eq!(all.len(), 9);
     assert_eq!(outcomes(&project.path("merged.json")), all);
 }
+
+#[test]
+fn trials_of_a_flaky_agent_give_pass_at_k_and_pass_pow_k() {
+    let project = Project::new();
+    // Deterministically flaky: the second trial answers wrong.
+    let spec = shell_spec(
+        &project,
+        "if [ \"$AGENTCI_TRIAL\" = 2 ]; then echo wrong; else echo right; fi",
+        "    correctness: {expected_in_answer: [right]}\n",
+    );
+    let recorded = project.agentci(&["record", "--spec", &spec, "--trials", "3"], &[]);
+    assert_eq!(
+        recorded.status.code(),
+        Some(1),
+        "every trial must pass by default: {}",
+        text(&recorded)
+    );
+    for name in ["only.jsonl", "only.trial-2.jsonl", "only.trial-3.jsonl"] {
+        assert!(
+            project
+                .path(&format!("cassettes/shell-agent/{name}"))
+                .is_file(),
+            "{name}"
+        );
+    }
+    let replayed = project.agentci(
+        &[
+            "replay",
+            "--spec",
+            &spec,
+            "--min-pass-rate",
+            "0.6",
+            "--format",
+            "console,json=trials.json",
+        ],
+        &[],
+    );
+    let out = text(&replayed);
+    assert_eq!(
+        replayed.status.code(),
+        Some(0),
+        "2/3 passes a 0.6 gate: {out}"
+    );
+    assert!(out.contains("2/3 passed") && out.contains("flaky"), "{out}");
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(project.path("trials.json")).unwrap())
+            .unwrap();
+    let trials = &json["results"][0]["trials"];
+    assert_eq!(
+        (trials["passed"].as_u64(), trials["total"].as_u64()),
+        (Some(2), Some(3)),
+        "{trials}"
+    );
+    let close = |v: &Value, want: &[f64]| {
+        let got: Vec<f64> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        got.len() == want.len() && got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-9)
+    };
+    // n = 3, c = 2: pass@k = 1 − C(1,k)/C(3,k); pass^k = C(2,k)/C(3,k).
+    assert!(
+        close(&trials["pass_at_k"], &[2.0 / 3.0, 1.0, 1.0]),
+        "{trials}"
+    );
+    assert!(
+        close(&trials["pass_pow_k"], &[2.0 / 3.0, 1.0 / 3.0, 0.0]),
+        "{trials}"
+    );
+    assert_eq!(trials["flaky"], Value::Bool(true));
+}
+
+#[test]
+fn github_annotations_point_at_the_query_line() {
+    let project = Project::new();
+    let spec = shell_spec(
+        &project,
+        "echo hello world",
+        "    correctness: {expected_in_answer: [goodbye]}\n    cost: {max_latency_ms: 0}\n",
+    );
+    assert_eq!(exit_of(&project, &spec, "record").0, 1);
+    let summary = project.path("summary.md");
+    let out = project.agentci(
+        &["replay", "--spec", &spec, "--format", "console"],
+        &[
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // `- id: only` is line 6 of the generated spec.
+    let line = std::fs::read_to_string(&spec)
+        .unwrap()
+        .lines()
+        .position(|l| l.contains("- id: only"))
+        .unwrap()
+        + 1;
+    assert!(
+        stdout.lines().any(
+            |l| l.starts_with(&format!("::error file={spec},line={line},"))
+                && l.contains("[CORRECTNESS] only:")
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with(&format!("::warning file={spec},line={line},"))),
+        "{stdout}"
+    );
+    assert!(
+        std::fs::read_to_string(&summary).unwrap().contains("only"),
+        "step summary appended"
+    );
+}

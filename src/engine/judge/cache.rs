@@ -64,9 +64,18 @@ pub struct CaseCache {
 }
 
 impl CaseCache {
-    /// The cache file of `case_id` under `dir` (`cassettes/<agent>`).
-    pub fn path_for(dir: &Path, case_id: &str) -> PathBuf {
-        dir.join(format!("{case_id}.judge.jsonl"))
+    /// The cache file of `case_id` under `dir` (`cassettes/<agent>`); an id that
+    /// would escape `dir` is refused rather than written elsewhere.
+    pub fn path_for(dir: &Path, case_id: &str) -> Result<PathBuf> {
+        let escapes =
+            case_id.is_empty() || case_id.contains(['/', '\\']) || case_id.starts_with('.');
+        if escapes {
+            return Err(Error::other(
+                format!("case id {case_id:?} cannot name a verdict cache file"),
+                Some("give the query an `id` made of letters, digits, `-` and `_`".into()),
+            ));
+        }
+        Ok(dir.join(format!("{case_id}.judge.jsonl")))
     }
 
     /// Loads the file; a missing file is an empty cache.
@@ -198,7 +207,10 @@ mod tests {
     #[test]
     fn round_trips_with_sorted_keys_and_replaces_same_key() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let path = CaseCache::path_for(&dir.path().join("agent"), "case-1");
+        let path = CaseCache::path_for(&dir.path().join("agent"), "case-1")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(CaseCache::path_for(dir.path(), "../x").is_err());
+        assert!(CaseCache::path_for(dir.path(), "a/b").is_err());
         let mut cache = CaseCache::load(path.clone()).unwrap_or_else(|e| panic!("{e}"));
         assert!(cache.is_empty());
         cache.append(entry(0, 4)).unwrap_or_else(|e| panic!("{e}"));
