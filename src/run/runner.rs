@@ -206,9 +206,22 @@ pub fn judge_for(spec: &LoadedSpec, opts: &RunOptions) -> Judge {
             endpoints,
             cache_dir: Some(spec.spec.cassette_dir.join(&spec.spec.agent)),
             sample_ensemble: opts.sample_ensemble,
-            price: None,
+            price: Some(judge_price(opts.prices.clone())),
         },
     )
+}
+
+/// Prices judge calls from the run's price table (the judge's cost is kept apart from the agent's).
+fn judge_price(prices: PriceTable) -> crate::engine::judge::PriceFn {
+    Arc::new(move |model: &str, input: u64, output: u64| {
+        let (_, price) = prices.lookup(model)?;
+        let usage = crate::trace::Usage {
+            input_tokens: input,
+            output_tokens: output,
+            ..Default::default()
+        };
+        Some(PriceTable::cost(price, &usage))
+    })
 }
 
 /// What one attempt at a case produced before evaluation.
