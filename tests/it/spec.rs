@@ -19,6 +19,11 @@ fn agentci(dir: &Path, args: &[&str]) -> Output {
         .expect("the agentci binary runs")
 }
 
+/// Windows path separators and OS error numbers differ; the messages do not.
+fn path_filters() -> Vec<(&'static str, &'static str)> {
+    vec![(r"(\w)\\(\w)", "$1/$2"), (r" \(os error \d+\)", "")]
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -61,7 +66,11 @@ fn every_invalid_spec_fails_at_its_line_with_its_message() {
             stderr.contains("\nhint: "),
             "{name}: no hint line:\n{stderr}"
         );
-        insta::with_settings!({snapshot_suffix => name.trim_end_matches(".yaml"), prepend_module_to_snapshot => false}, {
+        insta::with_settings!({
+            snapshot_suffix => name.trim_end_matches(".yaml"),
+            prepend_module_to_snapshot => false,
+            filters => path_filters(),
+        }, {
             insta::assert_snapshot!("invalid", stderr);
         });
     }
@@ -80,11 +89,13 @@ fn validate_reports_every_file_and_every_error() {
         ],
     );
     assert_eq!(out.status.code(), Some(1));
+    insta::with_settings!({filters => path_filters()}, {
     insta::assert_snapshot!(format!(
         "stdout:\n{}\nstderr:\n{}",
         text(&out.stdout),
         text(&out.stderr)
     ));
+    });
 }
 
 #[test]
