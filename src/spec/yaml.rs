@@ -134,9 +134,12 @@ pub(crate) fn parse(text: &str) -> Result<Node, SyntaxError> {
     budget.max_events = 20_000_000;
     budget.max_nodes = 10_000_000;
     budget.max_depth = 128;
+    // YAML 1.2 booleans: only true/false. Under YAML 1.1 `expected_in_answer: [yes]`
+    // would silently become the text "true" (the "Norway problem").
     let options = serde_saphyr::options! {
         budget: Some(budget),
         with_snippet: false,
+        strict_booleans: true,
     };
     match serde_saphyr::from_str_with_options::<Option<Node>>(text, options) {
         Ok(Some(node)) => Ok(node),

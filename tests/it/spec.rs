@@ -331,3 +331,21 @@ fn ids_are_slugs_of_the_query_unless_given() {
         ]
     );
 }
+
+/// YAML 1.1 would read `yes`/`no`/`on`/`off` as booleans; a spec's text stays text.
+#[test]
+fn yes_and_no_stay_text_in_a_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("norway.yaml");
+    std::fs::write(
+        &path,
+        "agent: a\nqueries:\n  - query: q\n    correctness: {expected_in_answer: [yes, no, on, off, NO]}\n",
+    )
+    .unwrap();
+    let spec = agentci::spec::load(&path, &agentci::spec::Filter::default()).unwrap();
+    let correctness = spec.cases[0].query.correctness.clone().unwrap();
+    assert_eq!(
+        correctness.expected_in_answer,
+        ["yes", "no", "on", "off", "NO"]
+    );
+}
