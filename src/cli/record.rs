@@ -4,7 +4,7 @@ use crate::error::{ExitStatus, Result};
 use crate::run::RunMode;
 use crate::vcr::proxy::RecordMode;
 
-use super::run_args::{RunArgs, finish_run, runtime};
+use super::run_args::RunArgs;
 
 /// Arguments of `agentci record`.
 #[derive(Debug, clap::Args)]
@@ -34,16 +34,5 @@ pub fn run(args: RecordArgs) -> Result<ExitStatus> {
     opts.trials = args.trials.max(1);
     opts.retries = args.retries;
     opts.upstream_overrides = super::proxy::parse_overrides(&args.upstream_overrides)?;
-    let progress = super::progress::Progress::new(args.run.quiet);
-    let run = runtime()?.block_on(crate::run::execute(&spec, &opts, &|c, n, total| {
-        progress.case_done(c, n, total)
-    }))?;
-    progress.finish();
-    finish_run(
-        &run,
-        &args.run.format,
-        args.run.quiet,
-        &args.run.render_options(),
-        args.run.keep,
-    )
+    args.run.execute(&spec, &opts)
 }

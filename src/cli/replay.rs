@@ -4,7 +4,7 @@ use crate::error::{ExitStatus, Result};
 use crate::run::RunMode;
 use crate::vcr::proxy::Pace;
 
-use super::run_args::{RunArgs, finish_run, runtime};
+use super::run_args::RunArgs;
 
 /// Arguments of `agentci replay`.
 #[derive(Debug, clap::Args)]
@@ -29,16 +29,5 @@ pub fn run(args: ReplayArgs) -> Result<ExitStatus> {
     };
     let mut opts = args.run.options(mode, &spec)?;
     opts.pace = args.pace;
-    let progress = super::progress::Progress::new(args.run.quiet);
-    let run = runtime()?.block_on(crate::run::execute(&spec, &opts, &|c, n, total| {
-        progress.case_done(c, n, total)
-    }))?;
-    progress.finish();
-    finish_run(
-        &run,
-        &args.run.format,
-        args.run.quiet,
-        &args.run.render_options(),
-        args.run.keep,
-    )
+    args.run.execute(&spec, &opts)
 }

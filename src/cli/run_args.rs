@@ -104,6 +104,22 @@ impl RunArgs {
         Ok(opts)
     }
 
+    /// Runs the cases with a progress bar, then reports, stores and decides the exit status.
+    pub fn execute(&self, spec: &LoadedSpec, opts: &RunOptions) -> Result<ExitStatus> {
+        let progress = super::progress::Progress::new(self.quiet);
+        let run = runtime()?.block_on(crate::run::execute(spec, opts, &|case, done, total| {
+            progress.case_done(case, done, total)
+        }))?;
+        progress.finish();
+        finish_run(
+            &run,
+            &self.format,
+            self.quiet,
+            &self.render_options(),
+            self.keep,
+        )
+    }
+
     /// Render options from these arguments.
     pub fn render_options(&self) -> RenderOptions {
         RenderOptions {

@@ -173,7 +173,19 @@ pub async fn execute(
         results[index] = Some(case_run);
     }
     let cases: Vec<CaseRun> = results.into_iter().flatten().collect();
-    Ok(RunRecord {
+    Ok(new_record(spec, opts, started_at, clock, cases, Vec::new()))
+}
+
+/// A run record of `spec` under `opts`, started at `started_at`.
+fn new_record(
+    spec: &LoadedSpec,
+    opts: &RunOptions,
+    started_at: String,
+    clock: Instant,
+    cases: Vec<CaseRun>,
+    warnings: Vec<String>,
+) -> RunRecord {
+    RunRecord {
         format: RUN_FORMAT,
         id: new_run_id(),
         tool_version: crate::VERSION.to_string(),
@@ -186,8 +198,70 @@ pub async fn execute(
         shard: opts.shard.map(|s| s.to_string()),
         baseline: opts.baseline.as_ref().map(|(v, _)| v.clone()),
         cases,
-        warnings: Vec::new(),
-    })
+        warnings,
+    }
+}
+
+/// Re-scores a stored run with the current spec (`judge-only`): no agent, no
+/// proxy; the traces are the stored ones. Cases removed from the spec are left
+/// out and cases new to it are named in the warnings.
+/// `filtered`: the spec was loaded with `--case`/`--tags`, so absent cases are not news.
+pub async fn rescore(
+    spec: &LoadedSpec,
+    opts: &RunOptions,
+    stored: &RunRecord,
+    filtered: bool,
+) -> Result<RunRecord> {
+    if stored.agent != spec.spec.agent {
+        return Err(Error::other(
+            format!(
+                "run {} is of agent {}, the spec is of agent {}",
+                stored.id, stored.agent, spec.spec.agent
+            ),
+            Some("pass the spec the run was made with".into()),
+        ));
+    }
+    let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let clock = Instant::now();
+    let judge = judge_for(spec, opts);
+    let mut cases = Vec::new();
+    let mut warnings = Vec::new();
+    for old in &stored.cases {
+        let Some(case) = spec.cases.iter().find(|c| c.id == old.case_id) else {
+            if !filtered {
+                warnings.push(format!(
+                    "case {} is no longer in the spec; left out",
+                    old.case_id
+                ));
+            }
+            continue;
+        };
+        let mut case_run = old.clone();
+        case_run.file = case.file.display().to_string();
+        case_run.line = case.line;
+        case_run.result = None;
+        case_run.warnings.retain(|w| !w.starts_with("trace: "));
+        match old.trace.clone() {
+            Some(trace) => {
+                case_run.error = None;
+                evaluate_into(&mut case_run, spec, opts, &judge, case, trace).await;
+            }
+            // The stored run never got a trace (miss, crash): nothing to re-score.
+            None => case_run.status = CaseStatus::Error,
+        }
+        cases.push(case_run);
+    }
+    for case in &spec.cases {
+        if !stored.cases.iter().any(|c| c.case_id == case.id) && !filtered {
+            warnings.push(format!(
+                "case {} is new in the spec and not in run {}; record or replay it",
+                case.id, stored.id
+            ));
+        }
+    }
+    let mut record = new_record(spec, opts, started_at, clock, cases, warnings);
+    record.shard = stored.shard.clone();
+    Ok(record)
 }
 
 /// The judge for a run of `spec`: verdict cache beside the cassettes.
