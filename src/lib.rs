@@ -8,6 +8,7 @@ pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod fake;
+pub mod run;
 pub mod spec;
 pub mod tls;
 pub mod trace;

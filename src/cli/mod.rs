@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use crate::error::{ExitStatus, Result};
 
 mod ca;
+mod cassettes;
 mod fake_provider;
 mod proxy;
 mod schema;
@@ -34,6 +35,8 @@ pub enum Command {
     Ca(ca::CaArgs),
     /// Serve a scripted fake LLM provider (OpenAI, Anthropic, Gemini formats) on loopback.
     FakeProvider(fake_provider::FakeProviderArgs),
+    /// Work with cassette files (`lint`: scan them for secrets).
+    Cassettes(cassettes::CassettesArgs),
 }
 
 /// Runs a parsed command line.
@@ -44,5 +47,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Command::Proxy(args) => proxy::run(args),
         Command::Ca(args) => ca::run(args),
         Command::FakeProvider(args) => fake_provider::run(args),
+        Command::Cassettes(args) => cassettes::run(args),
     }
 }

@@ -1,8 +1,18 @@
 //! The YAML spec: model, loading (includes, defaults merge, filters) and validation.
 
+mod load;
 mod model;
+mod rules;
+mod shape;
+mod yaml;
 
+pub use load::{Filter, load, slug};
 pub use model::*;
+
+/// The JSON Schema of the spec format, generated from the model (what `agentci schema` prints).
+pub fn json_schema() -> serde_json::Value {
+    shape::schema_value()
+}
 
 use crate::error::Location;
 
@@ -52,4 +62,6 @@ pub struct LoadedSpec {
     pub cases: Vec<Case>,
     /// `sha256:<hex>` of the canonical JSON form of the spec (after includes).
     pub hash: String,
+    /// Findings that do not stop the spec from loading (e.g. a judge temperature above 0).
+    pub warnings: Vec<Diagnostic>,
 }

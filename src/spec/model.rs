@@ -44,7 +44,9 @@ pub struct Spec {
     /// Tool-name prefix that marks a handoff (OpenAI Agents SDK convention).
     #[serde(default = "default_handoff_prefix")]
     pub handoff_prefix: String,
-    /// The test cases.
+    /// The test cases (at least one); an entry `{$include: FILE}` splices in the
+    /// list of queries in FILE (relative to this file).
+    #[schemars(with = "Vec<QueryEntry>", length(min = 1))]
     pub queries: Vec<Query>,
 }
 
@@ -61,6 +63,29 @@ fn default_handoff_prefix() -> String {
     "transfer_to_".to_string()
 }
 
+/// An entry of `queries` as written in a file (the schema's view; the loader
+/// resolves includes before the model sees the queries).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum QueryEntry {
+    /// A query.
+    Query(Box<Query>),
+    /// `$include: FILE`: the list of queries in FILE.
+    Include(Include),
+}
+
+/// `$include: FILE`, a YAML list of queries, relative to the including file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Include {
+    /// The included file, relative to the file that includes it.
+    #[serde(rename = "$include")]
+    pub include: PathBuf,
+}
+
+/// The built-in judge rubric templates, by name (the judge holds their texts).
+pub const RUBRIC_TEMPLATES: [&str; 3] = ["polite_refusal", "factual_grounded", "actionable_steps"];
+
 /// How the agent process is started.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -70,11 +95,13 @@ pub struct Runner {
     /// Extra environment variables for the agent.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
-    /// Per-case timeout in seconds; the process group is killed after it.
+    /// Per-case timeout in seconds (at least 1); the process group is killed after it.
     #[serde(default = "default_timeout_s")]
+    #[schemars(range(min = 1))]
     pub timeout_s: u64,
-    /// Cases run in parallel.
+    /// Cases run in parallel (at least 1).
     #[serde(default = "default_workers")]
+    #[schemars(range(min = 1))]
     pub workers: usize,
     /// Where the agent's final answer comes from.
     #[serde(default)]
@@ -131,8 +158,9 @@ pub struct JudgeConfig {
     /// The default judge model.
     #[serde(default = "default_judge_model")]
     pub model: String,
-    /// Sampling temperature; anything but 0 is a warning.
+    /// Sampling temperature (>= 0); anything but 0 is a warning.
     #[serde(default)]
+    #[schemars(range(min = 0))]
     pub temperature: f64,
     /// Ask the provider for structured (JSON) output where it supports it.
     #[serde(default = "default_true")]
@@ -189,14 +217,18 @@ pub enum EnsembleStrategy {
 #[serde(deny_unknown_fields)]
 pub struct ModelPrice {
     /// Uncached input tokens.
+    #[schemars(range(min = 0))]
     pub input: f64,
     /// Output tokens (reasoning tokens included).
+    #[schemars(range(min = 0))]
     pub output: f64,
     /// Cache-read input tokens; defaults to `input`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
     pub cached_input: Option<f64>,
     /// Cache-write input tokens; defaults to `input`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
     pub cache_write: Option<f64>,
 }
 
@@ -286,6 +318,7 @@ pub struct JudgeRubric {
     pub template: Option<String>,
     /// Pass threshold in [0, 1], mapped to the 1–5 scale.
     #[serde(default = "default_threshold")]
+    #[schemars(range(min = 0, max = 1))]
     pub threshold: f64,
     /// Anchors for the 1–5 scale, e.g. `"1: rude"`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -311,6 +344,7 @@ pub struct FewShotExample {
     /// The answer.
     pub output: String,
     /// Its score on the 1–5 scale.
+    #[schemars(range(min = 1, max = 5))]
     pub score: u8,
 }
 
@@ -342,20 +376,24 @@ pub struct PathSpec {
     /// Tools whose use fails the case.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub forbidden_tools: Vec<String>,
-    /// At most this many immediate repeats of a tool.
+    /// At most this many immediate repeats of a tool (at least 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
     pub max_loops: Option<u64>,
     /// Comparison with the baseline's tool sequence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub match_mode: Option<MatchMode>,
     /// Minimum tool recall in [0, 1].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 1))]
     pub min_tool_recall: Option<f64>,
     /// Minimum tool precision in [0, 1].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 1))]
     pub min_tool_precision: Option<f64>,
     /// Minimum normalized LCS against the baseline in [0, 1].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 1))]
     pub min_sequence_similarity: Option<f64>,
     /// The agent that must be handed off to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -406,8 +444,9 @@ pub enum ArgsMatchMode {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CostSpec {
-    /// Cost at most this multiple of the baseline's.
+    /// Cost at most this multiple of the baseline's (> 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub max_cost_multiplier: Option<f64>,
     /// At most this many tokens in total.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -418,7 +457,8 @@ pub struct CostSpec {
     /// At most this many milliseconds end to end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_latency_ms: Option<u64>,
-    /// At most this many US dollars.
+    /// At most this many US dollars (>= 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
     pub max_cost_usd: Option<f64>,
 }

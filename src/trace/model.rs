@@ -1,10 +1,11 @@
 //! The trace model every later stage reads (engine, reports, baselines).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The provider API an LLM call used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Provider {
     /// OpenAI Chat Completions (`/v1/chat/completions`) and compatible APIs.
@@ -18,7 +19,7 @@ pub enum Provider {
 }
 
 /// Everything derived from one cassette.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Trace {
     /// The case the cassette belongs to.
     pub case_id: String,
@@ -50,7 +51,7 @@ impl Trace {
 }
 
 /// A span of time relative to the start of the recording.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Span {
     /// What the span covers.
     pub name: String,
@@ -62,7 +63,7 @@ pub struct Span {
 
 /// Token counts of one LLM call. `input_tokens` includes cached and cache-write
 /// tokens (OpenTelemetry GenAI convention); the parts are kept beside it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
     /// All input tokens, cache reads and writes included.
     pub input_tokens: u64,
@@ -84,7 +85,7 @@ impl Usage {
 }
 
 /// One call to a model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LlmCall {
     /// The exchange's `seq` in the cassette.
     pub seq: u64,
@@ -115,7 +116,7 @@ pub struct LlmCall {
 }
 
 /// One tool call requested by the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolCall {
     /// The provider's call id (`call_…`, `toolu_…`; synthesized for Gemini).
     pub id: String,
@@ -132,7 +133,7 @@ pub struct ToolCall {
 }
 
 /// A handoff to another agent (a `transfer_to_*` tool call).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Handoff {
     /// The target agent, from the tool name (`transfer_to_billing_agent` → `billing_agent`).
     pub to: String,
@@ -145,7 +146,7 @@ pub struct Handoff {
 }
 
 /// A non-LLM HTTP exchange.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HttpCall {
     /// The exchange's `seq`.
     pub seq: u64,
@@ -164,7 +165,7 @@ pub struct HttpCall {
 }
 
 /// Sums over the whole run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Totals {
     /// USD.
     pub cost_usd: f64,

@@ -12,6 +12,10 @@ use super::cassette::{Body, canonical_json};
 ///
 /// Codings are listed in the order they were applied, so they are undone right to left.
 pub fn decode_content_encoding(encoding: Option<&str>, bytes: &[u8]) -> Result<Vec<u8>, String> {
+    decode_limited(encoding, bytes, MAX_DECODED_BYTES)
+}
+
+fn decode_limited(encoding: Option<&str>, bytes: &[u8], max: u64) -> Result<Vec<u8>, String> {
     let codings: Vec<String> = encoding
         .unwrap_or("")
         .split(',')
@@ -20,30 +24,42 @@ pub fn decode_content_encoding(encoding: Option<&str>, bytes: &[u8]) -> Result<V
         .collect();
     let mut data = bytes.to_vec();
     for coding in codings.iter().rev() {
-        data = decode_one(coding, &data)?;
+        data = decode_one(coding, &data, max)?;
     }
     Ok(data)
 }
 
-fn decode_one(coding: &str, bytes: &[u8]) -> Result<Vec<u8>, String> {
+/// Decoded bodies larger than this are refused: a few kilobytes of gzip can
+/// expand to gigabytes, and no LLM API response comes near it.
+pub const MAX_DECODED_BYTES: u64 = 256 * 1024 * 1024;
+
+fn decode_one(coding: &str, bytes: &[u8], max: u64) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
+    let limit = max + 1;
+    let mut read_all = |reader: &mut dyn Read| reader.take(limit).read_to_end(&mut out);
     let result = match coding {
-        "gzip" | "x-gzip" => flate2::read::MultiGzDecoder::new(bytes).read_to_end(&mut out),
-        "deflate" => {
-            // RFC 9110 says zlib-wrapped, but some servers send raw deflate; accept both.
-            match flate2::read::ZlibDecoder::new(bytes).read_to_end(&mut out) {
-                Ok(n) => Ok(n),
-                Err(_) => {
-                    out.clear();
-                    flate2::read::DeflateDecoder::new(bytes).read_to_end(&mut out)
-                }
+        "gzip" | "x-gzip" => read_all(&mut flate2::read::MultiGzDecoder::new(bytes)),
+        // RFC 9110 says zlib-wrapped, but some servers send raw deflate; accept both.
+        "deflate" => match read_all(&mut flate2::read::ZlibDecoder::new(bytes)) {
+            Ok(n) => Ok(n),
+            Err(_) => {
+                out.clear();
+                flate2::read::DeflateDecoder::new(bytes)
+                    .take(limit)
+                    .read_to_end(&mut out)
             }
-        }
-        "br" => brotli::Decompressor::new(bytes, 4096).read_to_end(&mut out),
-        "zstd" => zstd::stream::read::Decoder::new(bytes).and_then(|mut d| d.read_to_end(&mut out)),
+        },
+        "br" => read_all(&mut brotli::Decompressor::new(bytes, 4096)),
+        "zstd" => match zstd::stream::read::Decoder::new(bytes) {
+            Ok(mut d) => read_all(&mut d),
+            Err(e) => Err(e),
+        },
         other => return Err(format!("unsupported content-encoding `{other}`")),
     };
     result.map_err(|e| format!("cannot decode {coding} body: {e}"))?;
+    if out.len() as u64 > max {
+        return Err(format!("decoded {coding} body exceeds {max} bytes"));
+    }
     Ok(out)
 }
 
@@ -213,6 +229,21 @@ mod tests {
         assert!(
             err.contains("unsupported content-encoding `compress`"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn decompression_bombs_are_refused() {
+        let bomb = zstd::stream::encode_all(&[0u8; 4097][..], 1).unwrap();
+        assert_eq!(
+            decode_limited(Some("zstd"), &bomb, 4096).unwrap_err(),
+            "decoded zstd body exceeds 4096 bytes"
+        );
+        assert_eq!(
+            decode_limited(Some("gzip"), &gzip(&[0u8; 4096]), 4096)
+                .unwrap()
+                .len(),
+            4096
         );
     }
 

@@ -471,3 +471,337 @@ fn check_bodies(exchange: &Exchange) -> std::result::Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+
+    fn sample() -> Cassette {
+        Cassette {
+            meta: CassetteMeta {
+                format: FORMAT_VERSION,
+                tool_version: "0.1.0".into(),
+                case_id: "weather".into(),
+                agent: Some("rag-agent".into()),
+                query: Some("Weather in Paris?".into()),
+                recorded_at: "2025-06-01T12:00:00Z".into(),
+                spec_hash: None,
+                record_mode: "once".into(),
+                trial: None,
+            },
+            exchanges: vec![Exchange {
+                seq: 0,
+                request: RecordedRequest {
+                    method: "POST".into(),
+                    url: "https://api.openai.com/v1/chat/completions".into(),
+                    headers: BTreeMap::from([("content-type".into(), "application/json".into())]),
+                    body: Some(Body::Json(json!({"stream": true, "model": "gpt-4o-mini"}))),
+                },
+                response: RecordedResponse {
+                    status: 200,
+                    headers: BTreeMap::new(),
+                    body: None,
+                    events: Some(vec![SseEvent {
+                        t_ms: 3,
+                        event: None,
+                        data: json!({"id": "c1", "choices": []}),
+                        id: None,
+                    }]),
+                    truncated: false,
+                    error: None,
+                },
+                timing: Timing {
+                    start_ms: 1,
+                    ttfb_ms: 2,
+                    total_ms: 5,
+                },
+                match_key: "sha256:00".into(),
+            }],
+            end: Some(CassetteEnd {
+                exit_code: Some(0),
+                answer: Some("Sunny".into()),
+                duration_ms: 9,
+            }),
+        }
+    }
+
+    fn parse_err(text: &str) -> String {
+        let err =
+            Cassette::parse(text, Path::new("cassettes/rag-agent/weather.jsonl")).unwrap_err();
+        format!("{err}\nhint: {}", err.hint().unwrap_or_default())
+    }
+
+    #[test]
+    fn lines_are_minified_with_sorted_keys() {
+        let text = sample().to_jsonl();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(
+            lines[0],
+            r#"{"_meta":{"agent":"rag-agent","case_id":"weather","format":1,"query":"Weather in Paris?","record_mode":"once","recorded_at":"2025-06-01T12:00:00Z","tool_version":"0.1.0"}}"#
+        );
+        assert_eq!(
+            lines[1],
+            r#"{"match_key":"sha256:00","request":{"body":{"json":{"model":"gpt-4o-mini","stream":true}},"headers":{"content-type":"application/json"},"method":"POST","url":"https://api.openai.com/v1/chat/completions"},"response":{"events":[{"data":{"choices":[],"id":"c1"},"t_ms":3}],"status":200},"seq":0,"timing":{"start_ms":1,"total_ms":5,"ttfb_ms":2}}"#
+        );
+        assert_eq!(
+            lines[2],
+            r#"{"_end":{"answer":"Sunny","duration_ms":9,"exit_code":0}}"#
+        );
+        assert!(text.ends_with('\n'));
+    }
+
+    #[test]
+    fn sort_keys_orders_nested_objects() {
+        let v = json!({"b": [{"d": 1, "c": 2}], "a": 0});
+        assert_eq!(canonical_json(&v), r#"{"a":0,"b":[{"c":2,"d":1}]}"#);
+    }
+
+    #[test]
+    fn parse_reads_what_to_jsonl_wrote_and_tolerates_blank_lines() {
+        let c = sample();
+        let text = c.to_jsonl().replace('\n', "\n\n");
+        assert_eq!(Cassette::parse(&text, Path::new("x.jsonl")).unwrap(), c);
+        let mut open = c.clone();
+        open.end = None;
+        assert_eq!(
+            Cassette::parse(&open.to_jsonl(), Path::new("x.jsonl")).unwrap(),
+            open
+        );
+    }
+
+    #[test]
+    fn corrupt_lines_are_located_with_a_hint() {
+        let good = sample().to_jsonl();
+        let lines: Vec<&str> = good.lines().collect();
+        let bad = format!("{}\noops\n", lines[0]);
+        assert_eq!(
+            parse_err(&bad),
+            "cassettes/rag-agent/weather.jsonl:2: exchange line is not valid JSON (expected value at column 1)\nhint: re-record this case with agentci record --case weather"
+        );
+        assert_eq!(
+            parse_err(""),
+            "cassettes/rag-agent/weather.jsonl:1: cassette is empty (missing _meta line)\nhint: re-record this case with agentci record --case weather"
+        );
+        assert!(
+            parse_err(lines[1]).starts_with(
+                "cassettes/rag-agent/weather.jsonl:1: first line is not a _meta record"
+            )
+        );
+        let v2 = lines[0].replace("\"format\":1", "\"format\":2");
+        assert_eq!(
+            parse_err(&v2),
+            "cassettes/rag-agent/weather.jsonl:1: unknown cassette format version 2 (this build reads version 1)\nhint: upgrade agentci, or re-record this case with agentci record --case weather"
+        );
+        let twice = format!("{}\n{}\n{}\n", lines[0], lines[1], lines[1]);
+        assert!(
+            parse_err(&twice)
+                .starts_with("cassettes/rag-agent/weather.jsonl:3: out-of-order seq 0 after 0")
+        );
+        let missing = format!(
+            "{}\n{}\n",
+            lines[0],
+            lines[1].replace(",\"status\":200", "")
+        );
+        assert!(
+            parse_err(&missing).starts_with(
+                "cassettes/rag-agent/weather.jsonl:2: exchange line does not match format v1 (missing field `status`"
+            ),
+            "{}",
+            parse_err(&missing)
+        );
+        let after_end = format!("{good}{}\n", lines[1]);
+        assert!(
+            parse_err(&after_end)
+                .starts_with("cassettes/rag-agent/weather.jsonl:4: line after the _end record")
+        );
+        let bad_b64 = format!(
+            "{}\n{}\n",
+            lines[0],
+            lines[1].replace(
+                r#""body":{"json":{"model":"gpt-4o-mini","stream":true}}"#,
+                r#""body":{"base64":"!!"}"#
+            )
+        );
+        assert!(parse_err(&bad_b64).contains(":2: request body is not valid base64"));
+        assert!(parse_err("[1]").contains(":1: _meta line is not a JSON object"));
+    }
+
+    #[test]
+    fn write_is_atomic_and_refuses_secrets() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent/case.jsonl");
+        let c = sample();
+        c.write_atomic(&path).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        assert_eq!(before, c.to_jsonl().into_bytes());
+
+        let mut leaky = c.clone();
+        leaky.end = Some(CassetteEnd {
+            exit_code: Some(0),
+            answer: Some("key is sk-abcdefghijklmnopqrstuvwxyz012345".into()),
+            duration_ms: 1,
+        });
+        let err = leaky.write_atomic(&path).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.contains("refusing to write: line 3: openai-key (sk-ab… 35 chars)"),
+            "{message}"
+        );
+        assert!(!message.contains("abcdefghijkl"));
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        // No temp file is left behind either.
+        assert_eq!(
+            std::fs::read_dir(path.parent().unwrap()).unwrap().count(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_previous_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("case.jsonl");
+        std::fs::write(&path, "previous").unwrap();
+        // The target is a directory path under a file: creating the temp file fails.
+        let err = sample()
+            .write_atomic(&path.join("nested.jsonl"))
+            .unwrap_err();
+        assert!(matches!(err, Error::Io { .. }), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "previous");
+    }
+
+    #[test]
+    fn read_reports_missing_and_non_utf8_files() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            Cassette::read(&dir.path().join("nope.jsonl")),
+            Err(Error::Io { .. })
+        ));
+        let path = dir.path().join("bin.jsonl");
+        std::fs::write(&path, b"{}\n\xff\n").unwrap();
+        let err = Cassette::read(&path).unwrap_err().to_string();
+        assert!(
+            err.ends_with("bin.jsonl:2: cassette is not valid UTF-8"),
+            "{err}"
+        );
+    }
+
+    fn arb_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            // Finite floats round-trip exactly (serde_json float_roundtrip is on in the graph;
+            // ryu's shortest representation reads back to the same f64 regardless).
+            (-1e6f64..1e6).prop_map(Value::from),
+            "\\PC{0,12}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 20, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::btree_map("\\PC{0,6}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn arb_body() -> impl Strategy<Value = Body> {
+        prop_oneof![
+            arb_value().prop_map(Body::Json),
+            "\\PC{0,20}".prop_map(Body::Text),
+            proptest::collection::vec(any::<u8>(), 0..20).prop_map(|b| {
+                use base64::Engine as _;
+                Body::Base64(base64::engine::general_purpose::STANDARD.encode(b))
+            }),
+        ]
+    }
+
+    fn arb_headers() -> impl Strategy<Value = BTreeMap<String, String>> {
+        proptest::collection::btree_map("[a-z-]{1,10}", "\\PC{0,10}", 0..3)
+    }
+
+    prop_compose! {
+        fn arb_exchange()(
+            method in "[A-Z]{3,6}",
+            url in "https://[a-z]{1,8}\\.com/[a-z/]{0,10}",
+            req_headers in arb_headers(),
+            req_body in proptest::option::of(arb_body()),
+            status in any::<u16>(),
+            resp_headers in arb_headers(),
+            resp_body in proptest::option::of(arb_body()),
+            events in proptest::option::of(proptest::collection::vec(
+                (any::<u64>(), proptest::option::of("[a-z_]{1,8}"), arb_value(), proptest::option::of("[0-9]{1,3}")),
+                0..4,
+            )),
+            truncated in any::<bool>(),
+            error in proptest::option::of("\\PC{0,16}"),
+            timing in (any::<u64>(), any::<u64>(), any::<u64>()),
+            match_key in "sha256:[0-9a-f]{8}",
+        ) -> Exchange {
+            Exchange {
+                seq: 0,
+                request: RecordedRequest { method, url, headers: req_headers, body: req_body },
+                response: RecordedResponse {
+                    status,
+                    headers: resp_headers,
+                    body: resp_body,
+                    events: events.map(|es| es.into_iter().map(|(t_ms, event, data, id)| SseEvent { t_ms, event, data, id }).collect()),
+                    truncated,
+                    error,
+                },
+                timing: Timing { start_ms: timing.0, ttfb_ms: timing.1, total_ms: timing.2 },
+                match_key,
+            }
+        }
+    }
+
+    prop_compose! {
+        fn arb_cassette()(
+            case_id in "[a-z0-9-]{1,12}",
+            agent in proptest::option::of("\\PC{0,8}"),
+            query in proptest::option::of("\\PC{0,30}"),
+            spec_hash in proptest::option::of("sha256:[0-9a-f]{8}"),
+            record_mode in prop_oneof![Just("once"), Just("new_episodes"), Just("all"), Just("none")],
+            trial in proptest::option::of(1u32..10),
+            exchanges in proptest::collection::vec(arb_exchange(), 0..4),
+            gaps in proptest::collection::vec(1u64..5, 4),
+            end in proptest::option::of((proptest::option::of(any::<i32>()), proptest::option::of("\\PC{0,20}"), any::<u64>())),
+        ) -> Cassette {
+            let mut seq = 0;
+            let exchanges = exchanges.into_iter().zip(gaps).map(|(mut e, gap)| { e.seq = seq; seq += gap; e }).collect();
+            Cassette {
+                meta: CassetteMeta {
+                    format: FORMAT_VERSION,
+                    tool_version: crate::VERSION.into(),
+                    case_id,
+                    agent,
+                    query,
+                    recorded_at: "2025-06-01T12:00:00Z".into(),
+                    spec_hash,
+                    record_mode: record_mode.into(),
+                    trial,
+                },
+                exchanges,
+                end: end.map(|(exit_code, answer, duration_ms)| CassetteEnd { exit_code, answer, duration_ms }),
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn parse_inverts_to_jsonl(c in arb_cassette()) {
+            let text = c.to_jsonl();
+            prop_assert_eq!(text.lines().count(), 1 + c.exchanges.len() + usize::from(c.end.is_some()));
+            prop_assert_eq!(Cassette::parse(&text, Path::new("p.jsonl")).unwrap(), c);
+        }
+
+        #[test]
+        fn parse_never_panics(text in "\\PC{0,200}") {
+            let _ = Cassette::parse(&text, Path::new("p.jsonl"));
+        }
+    }
+}

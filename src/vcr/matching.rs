@@ -101,6 +101,10 @@ pub fn canonical_request(
 }
 
 /// `sha256:<hex>` of [`canonical_request`].
+///
+/// [`ReplayIndex`] keys recordings by their stored (redacted) form, so a live
+/// request's body should go through `Redactor::scrub_body` first; secret query
+/// parameters need nothing, the key drops them.
 pub fn match_key(
     method: &str,
     url: &str,

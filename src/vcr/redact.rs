@@ -265,7 +265,9 @@ impl Redactor {
         }
     }
 
-    fn scrub_body(&self, body: &mut Body) {
+    /// Scrubs one body as [`Redactor::scrub_exchange`] does; replay applies it to a live
+    /// request before computing its match key, since recordings are keyed in their stored form.
+    pub fn scrub_body(&self, body: &mut Body) {
         match body {
             Body::Json(value) => {
                 self.scrub_value(value);
