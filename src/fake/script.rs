@@ -173,29 +173,63 @@ impl Script {
     /// Loads a script from a YAML or JSON file.
     pub fn load(path: &Path) -> Result<Script> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        Script::parse(&text).map_err(|message| {
+        Script::parse_located(&text).map_err(|(line, message)| {
+            let location = crate::error::Location {
+                path: path.to_path_buf(),
+                line: line.map(|(l, _)| l),
+                column: line.map(|(_, c)| c),
+            };
             Error::other(
-                format!("{}: {message}", path.display()),
+                format!("{location}: {message}"),
                 Some("see docs/fake-provider.md for the script format".into()),
             )
         })
     }
 
-    /// Parses a script from YAML or JSON text (JSON is tried first when the text starts with `{`).
+    /// Parses a script from YAML or JSON text (JSON when the text starts with `{`).
     pub fn parse(text: &str) -> std::result::Result<Script, String> {
+        Script::parse_located(text).map_err(|(at, message)| match at {
+            Some((line, column)) => format!("{line}:{column}: {message}"),
+            None => message,
+        })
+    }
+
+    /// Like [`Script::parse`], with the error's 1-based (line, column) apart.
+    fn parse_located(text: &str) -> std::result::Result<Script, (Option<(usize, usize)>, String)> {
         let script: Script = if text.trim_start().starts_with('{') {
-            serde_json::from_str(text).map_err(|e| e.to_string())?
+            serde_json::from_str(text).map_err(|e| {
+                let message = e.to_string();
+                // serde_json appends " at line L column C"; the location is reported apart.
+                let message = message
+                    .rsplit_once(" at line ")
+                    .map_or(message.clone(), |(m, _)| m.to_string());
+                (Some((e.line(), e.column())), message)
+            })?
         } else {
-            serde_saphyr::from_str(text).map_err(|e| e.to_string())?
+            serde_saphyr::from_str(text).map_err(|e| {
+                let at = e
+                    .location()
+                    .map(|l| (l.line() as usize, l.column() as usize));
+                // The first line is the message; the rest is a source snippet we don't need.
+                let text = e.without_snippet().to_string();
+                let first = text.lines().next().unwrap_or("invalid YAML");
+                let first = first.trim_start_matches("error: ");
+                let message = match first.strip_prefix("line ") {
+                    Some(rest) => rest.split_once(": ").map_or(first, |(_, m)| m),
+                    None => first,
+                };
+                let message = message.rsplit_once(" at line ").map_or(message, |(m, _)| m);
+                (at, message.to_string())
+            })?
         };
-        script.check()?;
+        script.check().map_err(|m| (None, m))?;
         Ok(script)
     }
 
     fn check(&self) -> std::result::Result<(), String> {
         for (i, rule) in self.rules.iter().enumerate() {
             let label = rule.name.clone().unwrap_or_else(|| format!("rules[{i}]"));
-            if rule.reply.is_some() == !rule.replies.is_empty() {
+            if rule.reply.is_some() != rule.replies.is_empty() {
                 return Err(format!(
                     "{label}: give exactly one of `reply` or `replies` (non-empty)"
                 ));

@@ -2,6 +2,9 @@
 //! loopback, the proxy, and real clients.
 
 mod cassettes;
+mod fake_provider;
 mod proxy;
+mod sdk_interop;
+mod support;
 mod trace;
 mod trace_wire;
