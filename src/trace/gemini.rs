@@ -5,8 +5,8 @@ use serde_json::Value;
 
 use super::Usage;
 use super::derive::{
-    Event, RequestParts, UnknownChunks, RequestedCall, ResponseParts, ResultKey, ToolResult, push_text,
-    result_says_error, uint,
+    Event, RequestParts, RequestedCall, ResponseParts, ResultKey, ToolResult, UnknownChunks,
+    push_text, result_says_error, uint,
 };
 
 /// The model named in the URL path (`…/models/gemini-2.5-flash:generateContent`).

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::Usage;
 use super::derive::{
-    Event, RequestParts, UnknownChunks, RequestedCall, ResponseParts, ResultKey, ToolResult, parse_arguments,
-    push_text, result_says_error, result_value, uint,
+    Event, RequestParts, RequestedCall, ResponseParts, ResultKey, ToolResult, UnknownChunks,
+    parse_arguments, push_text, result_says_error, result_value, uint,
 };
 
 /// Tools offered (`tools[].function.name`, legacy `functions[].name`) and
@@ -139,7 +139,10 @@ pub(crate) fn parse_stream(events: &[Event<'_>], warnings: &mut Vec<String>) -> 
     let mut unknown = UnknownChunks::default();
     for ev in events {
         let chunk = ev.data.as_ref();
-        if !["choices", "usage", "error"].iter().any(|k| chunk.get(k).is_some()) {
+        if !["choices", "usage", "error"]
+            .iter()
+            .any(|k| chunk.get(k).is_some())
+        {
             unknown.note(ev);
             continue;
         }

@@ -111,14 +111,16 @@ fn scenario(p: Provider, kind: &str) -> Conversation {
             },
             Turn {
                 text: String::new(),
-                calls: vec![call(
-                    p,
-                    2,
-                    "fetch_page",
-                    json!({"url": "https://docs.example/install", "max_bytes": 2048}),
-                    json!({"error": "timeout after 10s"}),
-                )
-                .erroring()],
+                calls: vec![
+                    call(
+                        p,
+                        2,
+                        "fetch_page",
+                        json!({"url": "https://docs.example/install", "max_bytes": 2048}),
+                        json!({"error": "timeout after 10s"}),
+                    )
+                    .erroring(),
+                ],
                 usage: u(640, 256, 0, 25, 0),
             },
             answer("Install it with `pip install agentci`.", 11),
@@ -127,7 +129,13 @@ fn scenario(p: Provider, kind: &str) -> Conversation {
             Turn {
                 text: String::new(),
                 calls: vec![weather(1, "Paris"), weather(2, "Tokyo"), {
-                    call(p, 3, "get_time", json!({"tz": "Asia/Tokyo"}), json!("09:30"))
+                    call(
+                        p,
+                        3,
+                        "get_time",
+                        json!({"tz": "Asia/Tokyo"}),
+                        json!("09:30"),
+                    )
                 }],
                 usage: u(450, 0, 0, 60, 0),
             },
@@ -265,7 +273,11 @@ fn multi_turn_loop_derives_exact_sequence_without_duplicates() {
     for p in PROVIDERS {
         let conv = scenario(p, "multi-tool");
         let trace = derive_default(&conv.cassette(false));
-        assert_eq!(trace.tool_sequence(), ["search_docs", "fetch_page"], "{p:?}");
+        assert_eq!(
+            trace.tool_sequence(),
+            ["search_docs", "fetch_page"],
+            "{p:?}"
+        );
         let first = &trace.tool_calls[0];
         assert_eq!(first.arguments, json!({"query": "install agentci"}));
         let expected_result = match p {
@@ -464,10 +476,7 @@ fn chat_stream_without_usage_warns() {
     let trace = derive_default(&cassette);
     assert_eq!(trace.llm_calls[0].usage, Usage::default());
     assert!(
-        trace
-            .warnings
-            .iter()
-            .any(|w| w.contains("include_usage")),
+        trace.warnings.iter().any(|w| w.contains("include_usage")),
         "{:?}",
         trace.warnings
     );
@@ -511,10 +520,14 @@ fn truncated_streams_unknown_events_and_non_json_bodies_warn() {
 
         // Non-JSON bodies.
         let mut cassette = scenario(p, "text").cassette(false);
-        cassette.exchanges[0].response.body = Some(Body::Text("<html>502 Bad Gateway</html>".into()));
+        cassette.exchanges[0].response.body =
+            Some(Body::Text("<html>502 Bad Gateway</html>".into()));
         cassette.exchanges[0].request.body = Some(Body::Base64("AAEC".into()));
         let trace = derive_default(&cassette);
-        assert!(trace.warnings.iter().any(|w| w.contains("not JSON")), "{p:?}");
+        assert!(
+            trace.warnings.iter().any(|w| w.contains("not JSON")),
+            "{p:?}"
+        );
         assert_eq!(trace.totals.llm_calls, 1);
     }
 }
@@ -567,8 +580,9 @@ prop_compose! {
 
 fn arb_conversation() -> impl Strategy<Value = Conversation> {
     (arb_provider(), 0usize..3).prop_flat_map(|(p, tool_turns)| {
-        let mut turns: Vec<BoxedStrategy<_>> =
-            (0..tool_turns).map(|_| arb_turn(p, false).boxed()).collect();
+        let mut turns: Vec<BoxedStrategy<_>> = (0..tool_turns)
+            .map(|_| arb_turn(p, false).boxed())
+            .collect();
         turns.push(arb_turn(p, true).boxed());
         turns.prop_map(move |raw| {
             let mut n = 0;
@@ -609,7 +623,9 @@ fn modulo_streaming(mut t: Trace) -> Trace {
     for c in &mut t.llm_calls {
         c.streamed = false;
         // Gemini streams from its own method (`:streamGenerateContent`).
-        c.endpoint = c.endpoint.replace(":streamGenerateContent", ":generateContent");
+        c.endpoint = c
+            .endpoint
+            .replace(":streamGenerateContent", ":generateContent");
         c.latency_ms = 0;
         c.ttfb_ms = 0;
     }
@@ -631,7 +647,14 @@ fn arb_json() -> impl Strategy<Value = Value> {
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(|n| json!(n)),
         prop::sample::select(vec![
-            "choices", "usage", "delta", "tool_calls", "content", "message_start", "[DONE]", "index"
+            "choices",
+            "usage",
+            "delta",
+            "tool_calls",
+            "content",
+            "message_start",
+            "[DONE]",
+            "index"
         ])
         .prop_map(|s| json!(s)),
     ];
@@ -640,9 +663,27 @@ fn arb_json() -> impl Strategy<Value = Value> {
             prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
             prop::collection::btree_map(
                 prop::sample::select(vec![
-                    "choices", "usage", "delta", "tool_calls", "function", "arguments", "index",
-                    "content", "type", "message", "output", "candidates", "parts", "functionCall",
-                    "usageMetadata", "response", "item", "partial_json", "id", "name", "input",
+                    "choices",
+                    "usage",
+                    "delta",
+                    "tool_calls",
+                    "function",
+                    "arguments",
+                    "index",
+                    "content",
+                    "type",
+                    "message",
+                    "output",
+                    "candidates",
+                    "parts",
+                    "functionCall",
+                    "usageMetadata",
+                    "response",
+                    "item",
+                    "partial_json",
+                    "id",
+                    "name",
+                    "input",
                 ])
                 .prop_map(str::to_string),
                 inner,

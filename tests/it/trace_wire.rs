@@ -75,8 +75,7 @@ impl Conversation {
             let response = if streamed {
                 RecordedResponse {
                     status: 200,
-                    headers: [("content-type".to_string(), "text/event-stream".to_string())]
-                        .into(),
+                    headers: [("content-type".to_string(), "text/event-stream".to_string())].into(),
                     body: None,
                     events: Some(self.events(turn)),
                     truncated: false,
@@ -85,8 +84,7 @@ impl Conversation {
             } else {
                 RecordedResponse {
                     status: 200,
-                    headers: [("content-type".to_string(), "application/json".to_string())]
-                        .into(),
+                    headers: [("content-type".to_string(), "application/json".to_string())].into(),
                     body: Some(Body::Json(self.response(turn))),
                     events: None,
                     truncated: false,
@@ -260,15 +258,19 @@ impl Conversation {
                        "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": chat_finish(turn)}],
                        "usage": chat_usage(u)})
             }
-            Provider::OpenaiResponses => json!({"id": "resp_1", "object": "response", "created_at": 1767225600,
-                "status": "completed", "model": self.model, "output": responses_output(turn), "usage": responses_usage(u)}),
+            Provider::OpenaiResponses => {
+                json!({"id": "resp_1", "object": "response", "created_at": 1767225600,
+                "status": "completed", "model": self.model, "output": responses_output(turn), "usage": responses_usage(u)})
+            }
             Provider::Anthropic => {
                 let mut content = Vec::new();
                 if !turn.text.is_empty() {
                     content.push(json!({"type": "text", "text": turn.text}));
                 }
                 for c in &turn.calls {
-                    content.push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": c.args}));
+                    content.push(
+                        json!({"type": "tool_use", "id": c.id, "name": c.name, "input": c.args}),
+                    );
                 }
                 json!({"id": "msg_1", "type": "message", "role": "assistant", "model": self.model, "content": content,
                        "stop_reason": anthropic_stop(turn), "stop_sequence": null, "usage": anthropic_usage(u)})
@@ -294,14 +296,23 @@ impl Conversation {
         match self.provider {
             Provider::OpenaiChat => {
                 let chunk = |delta: Value, finish: Value| json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1767225600, "model": self.model, "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}], "usage": null});
-                out.push((None, chunk(json!({"role": "assistant", "content": ""}), Value::Null)));
+                out.push((
+                    None,
+                    chunk(json!({"role": "assistant", "content": ""}), Value::Null),
+                ));
                 for p in pieces(&turn.text, 3) {
                     out.push((None, chunk(json!({"content": p}), Value::Null)));
                 }
                 for (i, c) in turn.calls.iter().enumerate() {
                     out.push((None, chunk(json!({"tool_calls": [{"index": i, "id": c.id, "type": "function", "function": {"name": c.name, "arguments": ""}}]}), Value::Null)));
                     for p in pieces(&c.args.to_string(), 4) {
-                        out.push((None, chunk(json!({"tool_calls": [{"index": i, "function": {"arguments": p}}]}), Value::Null)));
+                        out.push((
+                            None,
+                            chunk(
+                                json!({"tool_calls": [{"index": i, "function": {"arguments": p}}]}),
+                                Value::Null,
+                            ),
+                        ));
                     }
                 }
                 out.push((None, chunk(json!({}), json!(chat_finish(turn)))));
@@ -310,8 +321,14 @@ impl Conversation {
             }
             Provider::OpenaiResponses => {
                 let base = json!({"id": "resp_1", "object": "response", "created_at": 1767225600, "status": "in_progress", "model": self.model, "output": [], "usage": null});
-                out.push((Some("response.created"), json!({"type": "response.created", "sequence_number": 0, "response": base})));
-                out.push((Some("response.in_progress"), json!({"type": "response.in_progress", "sequence_number": 1, "response": base})));
+                out.push((
+                    Some("response.created"),
+                    json!({"type": "response.created", "sequence_number": 0, "response": base}),
+                ));
+                out.push((
+                    Some("response.in_progress"),
+                    json!({"type": "response.in_progress", "sequence_number": 1, "response": base}),
+                ));
                 let items = responses_output(turn);
                 for (i, item) in items.iter().enumerate() {
                     if item["type"] == "message" {
@@ -335,7 +352,10 @@ impl Conversation {
                     out.push((Some("response.output_item.done"), json!({"type": "response.output_item.done", "output_index": i, "item": item})));
                 }
                 let done = json!({"id": "resp_1", "object": "response", "created_at": 1767225600, "status": "completed", "model": self.model, "output": items, "usage": responses_usage(u)});
-                out.push((Some("response.completed"), json!({"type": "response.completed", "response": done})));
+                out.push((
+                    Some("response.completed"),
+                    json!({"type": "response.completed", "response": done}),
+                ));
             }
             Provider::Anthropic => {
                 let start_usage = {
@@ -351,7 +371,10 @@ impl Conversation {
                     for p in pieces(&turn.text, 3) {
                         out.push((Some("content_block_delta"), json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}})));
                     }
-                    out.push((Some("content_block_stop"), json!({"type": "content_block_stop", "index": index})));
+                    out.push((
+                        Some("content_block_stop"),
+                        json!({"type": "content_block_stop", "index": index}),
+                    ));
                     index += 1;
                 }
                 for c in &turn.calls {
@@ -359,7 +382,10 @@ impl Conversation {
                     for p in pieces(&c.args.to_string(), 4) {
                         out.push((Some("content_block_delta"), json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}})));
                     }
-                    out.push((Some("content_block_stop"), json!({"type": "content_block_stop", "index": index})));
+                    out.push((
+                        Some("content_block_stop"),
+                        json!({"type": "content_block_stop", "index": index}),
+                    ));
                     index += 1;
                 }
                 out.push((Some("message_delta"), json!({"type": "message_delta", "delta": {"stop_reason": anthropic_stop(turn), "stop_sequence": null}, "usage": {"output_tokens": u.output_tokens}})));
@@ -379,7 +405,11 @@ impl Conversation {
                 for p in pieces(&turn.text, 5) {
                     out.push((None, chunk(json!([{"text": p}]), false)));
                 }
-                let calls: Vec<Value> = turn.calls.iter().map(|c| json!({"functionCall": {"name": c.name, "args": c.args}})).collect();
+                let calls: Vec<Value> = turn
+                    .calls
+                    .iter()
+                    .map(|c| json!({"functionCall": {"name": c.name, "args": c.args}}))
+                    .collect();
                 out.push((None, chunk(json!(calls), true)));
             }
         }
@@ -396,11 +426,19 @@ impl Conversation {
 }
 
 fn chat_finish(turn: &Turn) -> &'static str {
-    if turn.calls.is_empty() { "stop" } else { "tool_calls" }
+    if turn.calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    }
 }
 
 fn anthropic_stop(turn: &Turn) -> &'static str {
-    if turn.calls.is_empty() { "end_turn" } else { "tool_use" }
+    if turn.calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    }
 }
 
 fn chat_usage(u: &Usage) -> Value {
@@ -436,8 +474,10 @@ fn responses_output(turn: &Turn) -> Vec<Value> {
                           "content": [{"type": "output_text", "text": turn.text, "annotations": []}]}));
     }
     for (i, c) in turn.calls.iter().enumerate() {
-        items.push(json!({"id": format!("fc_{i}"), "type": "function_call", "status": "completed",
-                          "call_id": c.id, "name": c.name, "arguments": c.args.to_string()}));
+        items.push(
+            json!({"id": format!("fc_{i}"), "type": "function_call", "status": "completed",
+                          "call_id": c.id, "name": c.name, "arguments": c.args.to_string()}),
+        );
     }
     items
 }
