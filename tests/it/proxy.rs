@@ -369,8 +369,25 @@ async fn replay_without_a_cassette_fails_with_a_hint() {
     assert!(err.hint().unwrap().contains("--mode record"));
 }
 
-fn open_fds() -> usize {
-    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
+/// Open fds of this process that are TCP sockets with `port` at either end.
+/// (Counting all of /proc/self/fd would see the other tests running in parallel.)
+fn socket_fds_on_port(port: u16) -> usize {
+    let port_hex = format!(":{port:04X}");
+    let mut inodes = std::collections::HashSet::new();
+    for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            if cols.len() > 9 && (cols[1].ends_with(&port_hex) || cols[2].ends_with(&port_hex)) {
+                inodes.insert(format!("socket:[{}]", cols[9]));
+            }
+        }
+    }
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|target| inodes.contains(&target.display().to_string()))
+        .count()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -383,10 +400,11 @@ async fn two_hundred_connections_replay_twenty_thousand_requests_without_errors_
     proxy.finish(None).await.unwrap();
     setup.stop_fake().await;
 
-    let before = open_fds();
     let mut options = setup.options(Mode::Replay);
     options.allow_repeats = true;
     let proxy = Proxy::start(options).await.unwrap();
+    let port = proxy.addr().port();
+    assert_eq!(socket_fds_on_port(port), 1, "just the listener");
     let url = format!("http://{}/fake/v1/chat/completions", proxy.addr());
     let body = Bytes::from(chat_body("weather?", false));
     let load = async {
@@ -433,17 +451,17 @@ async fn two_hundred_connections_replay_twenty_thousand_requests_without_errors_
     let report = proxy.finish(None).await.unwrap();
     assert_eq!(report.replayed, (CONNECTIONS * PER_CONNECTION) as u64);
     assert_eq!(report.upstream_connections, 0);
-    // Connections close asynchronously; give the runtime a moment to reap them.
-    for _ in 0..50 {
-        if open_fds() <= before {
+    // Client connections close asynchronously; give the runtime a moment to reap them.
+    for _ in 0..100 {
+        if socket_fds_on_port(port) == 0 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(
-        open_fds() <= before,
-        "leaked fds: {} > {before}",
-        open_fds()
+    assert_eq!(
+        socket_fds_on_port(port),
+        0,
+        "leaked socket fds on the proxy port"
     );
 }
 
