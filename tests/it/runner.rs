@@ -499,3 +499,120 @@ fn github_annotations_point_at_the_query_line() {
         "step summary appended"
     );
 }
+
+#[test]
+fn a_forbidden_tool_fails_the_case_with_exit_1() {
+    let project = Project::new();
+    // A recorded conversation in which the model called get_weather.
+    let fixture =
+        support::repo_root().join("tests/fixtures/cassettes/openai-chat-tool-call-plain.jsonl");
+    let cassette = project.path("cassettes/weather-bot/paris.jsonl");
+    std::fs::create_dir_all(cassette.parent().unwrap()).unwrap();
+    std::fs::copy(&fixture, &cassette).unwrap();
+    let spec = project.write(
+        "spec.yaml",
+        "agent: weather-bot\nqueries:\n  - id: paris\n    query: \"Weather in Paris?\"\n    correctness: {expected_in_answer: [cloudy]}\n    path: {forbidden_tools: [get_weather]}\n",
+    );
+    let out = project.agentci(
+        &[
+            "replay",
+            "--spec",
+            spec.to_str().unwrap(),
+            "--cassettes-only",
+            "--format",
+            "console,prometheus=m.prom",
+        ],
+        &[],
+    );
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert!(
+        shown.contains("[PATH] forbidden_tools") && shown.contains("get_weather"),
+        "{shown}"
+    );
+    // Every report is written before the exit code is decided, and export-metrics reads the stored run.
+    let prom = std::fs::read_to_string(project.path("m.prom")).unwrap();
+    assert!(
+        prom.contains("agentci_correctness_pass{agent=\"weather-bot\",case=\"paris\"} 1"),
+        "{prom}"
+    );
+    let exported = project.agentci(
+        &[
+            "export-metrics",
+            "--run",
+            "latest",
+            "--format",
+            "prometheus",
+        ],
+        &[],
+    );
+    assert_eq!(exported.status.code(), Some(0), "{}", text(&exported));
+    assert_eq!(String::from_utf8_lossy(&exported.stdout), prom);
+}
+
+#[test]
+fn an_upstream_503_is_retried_and_a_genuine_failure_is_not() {
+    let rt = support::runtime();
+    // The first call gets a 503, the second a completion.
+    let script = Script::parse(
+        "rules:\n  - when: {first_user_contains: ping}\n    replies:\n      - error: {status: 503}\n      - {text: pong}\n",
+    )
+    .unwrap();
+    let fake = rt
+        .block_on(FakeProvider::start(script, FakeOptions::default()))
+        .unwrap();
+    let project = Project::new();
+    let ca = project.path("fake-ca.pem");
+    fake.write_ca_pem(&ca).unwrap();
+    // curl -f fails on the 503 like an agent without its own retries would.
+    let agent = r#"curl -sSf "$OPENAI_BASE_URL/chat/completions" -H 'content-type: application/json' -d '{"model":"gpt-4o","messages":[{"role":"user","content":"ping"}]}' | grep -o pong"#;
+    let spec = shell_spec(
+        &project,
+        agent,
+        "    correctness: {expected_in_answer: [pong]}\n",
+    );
+    let override_arg = format!("api.openai.com={}", fake.base_url());
+    let args = [
+        "record",
+        "--spec",
+        &spec,
+        "--upstream-ca",
+        ca.to_str().unwrap(),
+        "--upstream-override",
+        &override_arg,
+        "--format",
+        "console,json=retry.json",
+    ];
+    let out = project.agentci(&args, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(project.path("retry.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["results"][0]["runs"][0]["attempts"], 2, "{json}");
+    assert_eq!(fake.request_count(), 2);
+
+    // A wrong answer is not an infrastructure problem: one attempt only.
+    let wrong = shell_spec(
+        &project,
+        agent,
+        "    correctness: {expected_in_answer: [ping-pong-champion]}\n",
+    );
+    let args = [
+        "record",
+        "--spec",
+        &wrong,
+        "--upstream-ca",
+        ca.to_str().unwrap(),
+        "--upstream-override",
+        &override_arg,
+        "--format",
+        "json=wrong.json",
+    ];
+    let out = project.agentci(&args, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(project.path("wrong.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["results"][0]["runs"][0]["attempts"], 1, "{json}");
+    rt.block_on(fake.shutdown());
+}
