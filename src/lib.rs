@@ -4,6 +4,7 @@
 //! errors to exit codes. Data flows spec → run (proxy + agent) → cassette →
 //! trace → engine → reports, one module per arrow (see `docs/architecture.md`).
 
+pub mod atomic;
 pub mod cli;
 pub mod engine;
 pub mod error;

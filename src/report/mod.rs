@@ -218,22 +218,9 @@ pub fn write_all(targets: &[FormatTarget], run: &RunRecord, opts: &RenderOptions
     first_error.map_or(Ok(()), Err)
 }
 
-/// Writes `bytes` to `path` atomically: readers see the old file or the new one,
-/// never half of it. Creates missing parent folders.
+/// Writes a report file atomically: readers see the old file or the new one, never half of it.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".agentci-report-")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(dir, e))?;
-    tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
-    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    Ok(())
+    crate::atomic::write(path, bytes, crate::atomic::Visibility::Public)
 }
 
 /// Colour for the console: standard output is a terminal and `NO_COLOR` is unset

@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::report::write_atomic;
 use crate::run::record::{RUN_FORMAT, RunRecord};
-use crate::vcr::cassette::write_file_atomic as write_atomic;
 
 /// The default store location, relative to the working directory.
 pub const DEFAULT_STORE: &str = ".agentci/runs";

@@ -3,7 +3,6 @@
 //! (`AGENTCI_HOME` overrides), never inside a repository; the key is mode 0600.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -14,6 +13,7 @@ use rcgen::{
     Issuer, KeyPair, KeyUsagePurpose, SanType,
 };
 
+use crate::atomic::Visibility;
 use crate::error::{Error, Result};
 
 /// The CA certificate's file name inside the CA directory.
@@ -237,27 +237,14 @@ fn der_to_pem(der: &[u8]) -> String {
     out
 }
 
-/// Temp file in the same directory, fsync, rename; `private` makes it 0600 from creation.
+/// Writes a CA file atomically; the private key 0600 from creation.
 fn write_atomic(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".agentci-")
-        .tempfile_in(dir)
-        .map_err(|e| Error::io(dir, e))?;
-    // tempfile creates files 0600 already; widen only public files.
-    #[cfg(unix)]
-    if !private {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644))
-            .map_err(|e| Error::io(path, e))?;
-    }
-    #[cfg(not(unix))]
-    let _ = private;
-    tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
-    tmp.as_file().sync_all().map_err(|e| Error::io(path, e))?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    Ok(())
+    let visibility = if private {
+        Visibility::Private
+    } else {
+        Visibility::Public
+    };
+    crate::atomic::write(path, bytes, visibility)
 }
 
 #[cfg(test)]

@@ -4,7 +4,6 @@
 //! start, then `{"_end":{…}}`. Every line is minified JSON with sorted keys.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -391,43 +390,8 @@ impl Cassette {
                 ),
             });
         }
-        write_file_atomic(path, text.as_bytes())
+        crate::atomic::write(path, text.as_bytes(), crate::atomic::Visibility::Public)
     }
-}
-
-/// Writes `bytes` to `path` through a temp file in the same directory, fsync and
-/// rename, so a crash or kill leaves either the old file or the new one, never a mix.
-pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".agentci-")
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .map_err(|e| Error::io(&dir, e))?;
-    tmp.write_all(bytes).map_err(|e| Error::io(tmp.path(), e))?;
-    // Temp files are created 0600; a cassette is meant to be committed and read by others.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(|e| Error::io(tmp.path(), e))?;
-    }
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| Error::io(tmp.path(), e))?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    // Make the rename itself durable; some filesystems cannot sync a directory, and
-    // the data is already safe in either name, so a failure here is not an error.
-    #[cfg(unix)]
-    if let Ok(d) = std::fs::File::open(&dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
 }
 
 /// Parses one line as JSON, with serde_json's message reduced to the column

@@ -4,11 +4,9 @@
 //! is rewritten atomically (temp file in the same directory, then rename).
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::engine::judge::prompt::sha256;
 use crate::engine::result::Verdict;
@@ -152,30 +150,14 @@ impl CaseCache {
             let value = serde_json::to_value(entry).map_err(|e| {
                 Error::other(format!("cannot serialize a judge verdict: {e}"), None)
             })?;
-            text.push_str(&sorted(value).to_string());
+            text.push_str(&crate::vcr::cassette::canonical_json(&value));
             text.push('\n');
         }
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
-        tmp.write_all(text.as_bytes())
-            .and_then(|_| tmp.as_file().sync_all())
-            .map_err(|e| Error::io(tmp.path(), e))?;
-        tmp.persist(&self.path)
-            .map_err(|e| Error::io(&self.path, e.error))?;
-        Ok(())
-    }
-}
-
-/// Rebuilds a JSON value with object keys sorted at every depth, so the file is
-/// stable whatever map order serde_json is built with.
-fn sorted(value: Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let ordered: BTreeMap<String, Value> =
-                map.into_iter().map(|(k, v)| (k, sorted(v))).collect();
-            Value::Object(ordered.into_iter().collect())
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
-        other => other,
+        crate::atomic::write(
+            &self.path,
+            text.as_bytes(),
+            crate::atomic::Visibility::Public,
+        )
     }
 }
 
