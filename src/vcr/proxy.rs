@@ -685,12 +685,24 @@ async fn handle(
     };
     let method = parts.method.as_str().to_string();
     let stored_url = shared.redactor.url(&url);
-    let key = match_key(
-        &method,
-        &stored_url,
-        body.as_ref(),
-        &shared.ignore_body_fields,
-    );
+    // The key is computed on the request as it will be stored (secrets scrubbed),
+    // the same form the replay index reads back, so a request carrying a secret
+    // in its body or URL still matches its recording.
+    let key = if shared.redactor.changes_requests() {
+        let mut scrubbed = body.clone();
+        if let Some(b) = scrubbed.as_mut() {
+            shared.redactor.scrub_body(b);
+        }
+        let url = shared.redactor.scrub_text(&stored_url);
+        match_key(&method, &url, scrubbed.as_ref(), &shared.ignore_body_fields)
+    } else {
+        match_key(
+            &method,
+            &stored_url,
+            body.as_ref(),
+            &shared.ignore_body_fields,
+        )
+    };
 
     let recorded = shared
         .index

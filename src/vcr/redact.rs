@@ -157,6 +157,12 @@ pub struct Redactor {
 }
 
 impl Redactor {
+    /// Whether redaction can change a request (secrets known or body fields to redact):
+    /// when not, the proxy's hot path skips copying bodies for the match key.
+    pub fn changes_requests(&self) -> bool {
+        !self.secrets.is_empty() || !self.redact_body_fields.is_empty()
+    }
+
     /// Snapshots the values of environment secrets (names ending `_KEY`/`_TOKEN`/`_SECRET` or containing `PASSWORD`).
     pub fn from_env(redact_body_fields: &[String]) -> Self {
         let secrets = std::env::vars_os()

@@ -616,3 +616,53 @@ fn an_upstream_503_is_retried_and_a_genuine_failure_is_not() {
     assert_eq!(json["results"][0]["runs"][0]["attempts"], 1, "{json}");
     rt.block_on(fake.shutdown());
 }
+
+#[test]
+fn a_secret_in_a_request_body_is_scrubbed_and_still_replays() {
+    let rt = support::runtime();
+    let script = Script::parse(
+        "rules:\n  - when: {first_user_contains: token}\n    reply: {text: accepted}\n",
+    )
+    .unwrap();
+    let fake = rt
+        .block_on(FakeProvider::start(script, FakeOptions::default()))
+        .unwrap();
+    let project = Project::new();
+    let ca = project.path("fake-ca.pem");
+    fake.write_ca_pem(&ca).unwrap();
+    // The agent puts a secret from its environment into the prompt itself.
+    let agent = r#"curl -sSf "$OPENAI_BASE_URL/chat/completions" -H 'content-type: application/json' -d "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"token $MY_SERVICE_TOKEN\"}]}" | grep -o accepted"#;
+    let spec = shell_spec(
+        &project,
+        agent,
+        "    correctness: {expected_in_answer: [accepted]}\n",
+    );
+    let override_arg = format!("api.openai.com={}", fake.base_url());
+    let secret = ("MY_SERVICE_TOKEN", "tok-0123456789-do-not-store");
+    let args = [
+        "record",
+        "--spec",
+        &spec,
+        "--upstream-ca",
+        ca.to_str().unwrap(),
+        "--upstream-override",
+        &override_arg,
+    ];
+    let out = project.agentci(&args, &[secret]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let cassette =
+        std::fs::read_to_string(project.path("cassettes/shell-agent/only.jsonl")).unwrap();
+    assert!(!cassette.contains(secret.1), "{cassette}");
+    assert!(
+        cassette.contains("<redacted:MY_SERVICE_TOKEN>"),
+        "{cassette}"
+    );
+    rt.block_on(fake.shutdown());
+    let out = project.agentci(&["replay", "--spec", &spec], &[secret]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the scrubbed recording matches: {}",
+        text(&out)
+    );
+}
