@@ -167,7 +167,7 @@ pub fn finish_run(
     let summary = report::append_step_summary(run, render);
     let stored = RunStore::new(crate::run::store::DEFAULT_STORE).save(run, keep);
     if quiet {
-        println!("{}", report::summarize(run, render).line());
+        print!("{}", quiet_console(run, render));
     }
     written?;
     summary?;
@@ -181,4 +181,28 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .map_err(|e| Error::other(format!("cannot start the async runtime: {e}"), None))
+}
+
+/// `--quiet`: the console report of the failing and erroring cases only, then
+/// the whole run's summary line.
+fn quiet_console(run: &RunRecord, render: &RenderOptions) -> String {
+    use crate::run::CaseStatus;
+    let mut failing = run.clone();
+    failing
+        .cases
+        .retain(|c| matches!(c.status, CaseStatus::Fail | CaseStatus::Error));
+    failing.warnings.clear();
+    let mut out = String::new();
+    if !failing.cases.is_empty() {
+        let text = report::render(report::Format::Console, &failing, render);
+        // Its last line summarises the failing cases alone; the run's own follows.
+        let body: Vec<&str> = text.lines().collect();
+        for line in &body[..body.len().saturating_sub(1)] {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out.push_str(&report::summarize(run, render).line());
+    out.push('\n');
+    out
 }

@@ -666,3 +666,26 @@ fn a_secret_in_a_request_body_is_scrubbed_and_still_replays() {
         text(&out)
     );
 }
+
+#[test]
+fn quiet_shows_only_failures_and_the_summary() {
+    let project = Project::new();
+    let spec = project.write(
+        "spec.yaml",
+        "agent: q\nrunner: {command: \"echo hi\"}\nqueries:\n  - id: good\n    query: x\n    correctness: {expected_in_answer: [hi]}\n  - id: bad\n    query: y\n    correctness: {expected_in_answer: [bye]}\n",
+    );
+    let out = project.agentci(
+        &["record", "--spec", spec.to_str().unwrap(), "--quiet"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("FAIL  bad"), "{stdout}");
+    assert!(!stdout.contains("good"), "{stdout}");
+    assert_eq!(
+        lines.last(),
+        Some(&"1 passed, 0 warned, 1 failed"),
+        "{stdout}"
+    );
+}
