@@ -5,6 +5,7 @@
 //! trace → engine → reports, one module per arrow (see `docs/architecture.md`).
 
 pub mod atomic;
+pub mod baseline;
 pub mod cli;
 pub mod engine;
 pub mod error;

@@ -5,8 +5,11 @@ use clap::{Parser, Subcommand};
 
 use crate::error::{ExitStatus, Result};
 
+mod baselines;
 mod ca;
 mod cassettes;
+mod compare;
+mod diff;
 mod export_metrics;
 mod fake_provider;
 mod judge_only;
@@ -16,6 +19,7 @@ mod proxy;
 mod record;
 mod replay;
 mod run_args;
+mod save;
 mod schema;
 mod trace;
 mod validate;
@@ -57,6 +61,16 @@ pub enum Command {
     Cassettes(cassettes::CassettesArgs),
     /// Derive and print the trace of a cassette (LLM calls, tool calls, tokens, cost).
     Trace(trace::TraceArgs),
+    /// Save a stored run's traces as a golden baseline version.
+    // `--version V` names the baseline here, so the propagated `--version` flag is off.
+    #[command(disable_version_flag = true)]
+    Save(save::SaveArgs),
+    /// List the baseline versions of a spec's agent.
+    Baselines(baselines::BaselinesArgs),
+    /// The three-tier diff of two baseline versions, or of a version and a stored run.
+    Diff(diff::DiffArgs),
+    /// Compare two stored runs case by case: regressions, improvements, unchanged.
+    Compare(compare::CompareArgs),
 }
 
 /// Runs a parsed command line.
@@ -74,5 +88,9 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Command::FakeProvider(args) => fake_provider::run(args),
         Command::Cassettes(args) => cassettes::run(args),
         Command::Trace(args) => trace::run(args),
+        Command::Save(args) => save::run(args),
+        Command::Baselines(args) => baselines::run(args),
+        Command::Diff(args) => diff::run(args),
+        Command::Compare(args) => compare::run(args),
     }
 }

@@ -48,6 +48,9 @@ pub struct RunArgs {
     /// Run the judge ensemble on this deterministic fraction of the cases only.
     #[arg(long, value_name = "FRACTION")]
     pub sample_ensemble: Option<f64>,
+    /// Compare baseline-dependent checks with this baseline version (default: the spec's `baseline`).
+    #[arg(long, value_name = "V")]
+    pub baseline: Option<String>,
     /// Keep this many runs in .agentci/runs.
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub keep: usize,
@@ -101,6 +104,7 @@ impl RunArgs {
             .map(crate::run::shard::Shard::parse)
             .transpose()?;
         opts.prices = prices(self.prices.as_deref(), spec)?;
+        opts.baseline = crate::baseline::engine_baseline(spec, self.baseline.as_deref())?;
         Ok(opts)
     }
 
