@@ -22,10 +22,11 @@ impl DiffReport {
     /// `N cases: N changed, N unchanged`.
     pub fn summary_line(&self) -> String {
         let changed = self.cases.iter().filter(|c| c.changed()).count();
+        let total = self.cases.len();
+        let noun = if total == 1 { "case" } else { "cases" };
         format!(
-            "{} cases: {changed} changed, {} unchanged",
-            self.cases.len(),
-            self.cases.len() - changed
+            "{total} {noun}: {changed} changed, {} unchanged",
+            total - changed
         )
     }
 }
@@ -234,9 +235,11 @@ pub fn markdown(report: &DiffReport) -> String {
                     change(m)
                 ));
             }
-        }
-        if let Some(s) = case.sequence_similarity {
-            out.push_str(&format!("| path | sequence (LCS) | | {s:.2} | |\n"));
+            if tier == "path"
+                && let Some(s) = case.sequence_similarity
+            {
+                out.push_str(&format!("| path | sequence (LCS) | | {s:.2} | |\n"));
+            }
         }
         if !case.answer_diff.is_empty() {
             out.push_str(&format!(

@@ -1,6 +1,7 @@
 //! The one integration-test binary: the CLI, a fake provider over real HTTPS on
 //! loopback, the proxy, and real clients.
 
+mod baseline;
 mod cassettes;
 mod fake_provider;
 mod judge;
