@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::engine::Status;
+use crate::engine::{LayerResult, QueryResult, Status};
 use crate::run::{CaseRun, CaseStatus, RunRecord};
 
 /// How one check moved from run A to run B.
@@ -29,6 +29,9 @@ pub struct CheckChange {
     pub after: String,
     /// The movement.
     pub movement: Movement,
+    /// Findings new in run B (for a regression) or gone from it (for an improvement).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<String>,
 }
 
 /// One case in both runs.
@@ -140,22 +143,35 @@ fn compare_case(case: String, a: Option<&CaseRun>, b: Option<&CaseRun>) -> CaseC
         before: name(status(a)),
         after: name(status(b)),
         movement: movement(case_rank(status(a)), case_rank(status(b))),
+        findings: Vec::new(),
     }];
-    type Layer = fn(&crate::engine::QueryResult) -> Status;
+    type Layer = fn(&QueryResult) -> &LayerResult;
     let layers: [(&'static str, Layer); 3] = [
-        ("correctness", |r| r.correctness.status),
-        ("path", |r| r.path.status),
-        ("cost", |r| r.cost.status),
+        ("correctness", |r| &r.correctness),
+        ("path", |r| &r.path),
+        ("cost", |r| &r.cost),
     ];
     for (check, layer) in layers {
-        let get = |c: Option<&CaseRun>| c.and_then(|c| c.result.as_ref()).map(layer);
-        let (sa, sb) = (get(a), get(b));
+        let (la, lb) = (
+            a.and_then(|c| c.result.as_ref()).map(layer),
+            b.and_then(|c| c.result.as_ref()).map(layer),
+        );
+        let (sa, sb) = (la.map(|l| l.status), lb.map(|l| l.status));
         let show = |s: Option<Status>| s.map_or("absent", Status::as_str).to_string();
+        let moved = movement(layer_rank(sa), layer_rank(sb));
+        let messages = |l: Option<&LayerResult>| l.map(|l| l.messages.clone()).unwrap_or_default();
+        // The findings that explain the move: new ones for a regression, resolved ones for an improvement.
+        let (from, to) = match moved {
+            Movement::Regressed => (messages(la), messages(lb)),
+            Movement::Improved => (messages(lb), messages(la)),
+            Movement::Unchanged => (Vec::new(), Vec::new()),
+        };
         checks.push(CheckChange {
             check,
             before: show(sa),
             after: show(sb),
-            movement: movement(layer_rank(sa), layer_rank(sb)),
+            movement: moved,
+            findings: to.into_iter().filter(|m| !from.contains(m)).collect(),
         });
     }
     let movement = if checks.iter().any(|c| c.movement == Movement::Regressed) {
@@ -203,6 +219,14 @@ pub fn console(c: &Comparison, color: bool) -> String {
                 "      {arrow} {}: {} → {}\n",
                 check.check, check.before, check.after
             ));
+            let mark = if check.movement == Movement::Regressed {
+                "✗"
+            } else {
+                "fixed:"
+            };
+            for finding in &check.findings {
+                out.push_str(&format!("          {mark} {finding}\n"));
+            }
         }
     }
     out.push_str(&c.summary_line());

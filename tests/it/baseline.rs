@@ -155,6 +155,22 @@ fn the_rag_agent_story_diff_from_v1_broken_to_v2_fixed() {
         String::from_utf8_lossy(&md.stdout)
     );
 
+    let github = project.agentci(&[
+        "diff",
+        "--spec",
+        SPEC,
+        "--baseline",
+        "v1-broken",
+        "--compare",
+        "v2-fixed",
+        "--format",
+        "github",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&github.stdout),
+        "::warning title=agentci diff weather-oos::v1-broken → v2-fixed: tools_changed, sequence_changed, output_changed, steps_changed\n"
+    );
+
     let json = project.agentci(&[
         "diff",
         "--spec",
@@ -286,6 +302,12 @@ fn missing_runs_and_versions_and_corrupt_files_are_clear_errors() {
     let no_run = project.agentci(&["save", "--spec", SPEC, "--version", "v9"]);
     assert_eq!(no_run.status.code(), Some(2), "{}", text(&no_run));
     assert!(String::from_utf8_lossy(&no_run.stderr).contains("no stored run"));
+
+    project.stored_run(SPEC);
+    let no_case = project.agentci(&["save", "--spec", SPEC, "--version", "v9", "--case", "nope"]);
+    assert_eq!(no_case.status.code(), Some(2), "{}", text(&no_case));
+    assert!(String::from_utf8_lossy(&no_case.stderr).contains("has no case nope"));
+    assert!(!project.path("baselines/rag-agent/v9").exists());
 
     let missing = project.agentci(&[
         "diff",
