@@ -35,6 +35,19 @@ pub struct SaveArgs {
 pub fn run(args: SaveArgs) -> Result<ExitStatus> {
     let spec = crate::spec::load(&args.spec, &Filter::default())?;
     let run = RunStore::new(DEFAULT_STORE).load(&args.run)?;
+    if run.spec_hash != spec.hash {
+        // The precheck reads the run's own verdicts, which the changed spec may no longer agree with.
+        eprintln!(
+            "warning: run {} was scored with a different version of {}; the precheck uses its verdicts",
+            run.id,
+            args.spec.display()
+        );
+        eprintln!(
+            "hint: re-score it first with `agentci judge-only --spec {} --run {}`",
+            args.spec.display(),
+            run.id
+        );
+    }
     let request = SaveRequest {
         version: args.version.clone(),
         cases: args.cases,
