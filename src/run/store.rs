@@ -29,7 +29,8 @@ impl RunStore {
     /// Saves `run` atomically, points `latest` at it, and keeps only the newest `keep` runs.
     pub fn save(&self, run: &RunRecord, keep: usize) -> Result<PathBuf> {
         let path = self.run_path(&run.id);
-        let text = serde_json::to_string_pretty(run)
+        // Compact: a 1,000-case run is megabytes of traces, read by agentci, not people.
+        let text = serde_json::to_string(run)
             .map_err(|e| Error::other(format!("cannot serialize the run: {e}"), None))?;
         write_atomic(&path, text.as_bytes())?;
         write_atomic(
