@@ -540,6 +540,31 @@ pub(crate) fn result_says_error(content: &Value) -> bool {
 }
 
 /// Appends the text of a content field that is a string or a list of text parts.
+/// Tool results carried in a request list (`messages`, `input`): every item
+/// `is_result` accepts, keyed by its `id_key` field, with `content_key` as the result.
+pub(crate) fn id_keyed_results(
+    items: Option<&Value>,
+    is_result: impl Fn(&Value) -> bool,
+    id_key: &str,
+    content_key: &str,
+    out: &mut Vec<ToolResult>,
+) {
+    for item in items.and_then(Value::as_array).into_iter().flatten() {
+        if !is_result(item) {
+            continue;
+        }
+        let Some(id) = item.get(id_key).and_then(Value::as_str) else {
+            continue;
+        };
+        let content = result_value(item.get(content_key).unwrap_or(&Value::Null));
+        out.push(ToolResult {
+            key: ResultKey::Id(id.to_string()),
+            is_error: result_says_error(&content),
+            content,
+        });
+    }
+}
+
 pub(crate) fn push_text(content: Option<&Value>, out: &mut String) {
     match content {
         Some(Value::String(s)) => out.push_str(s),

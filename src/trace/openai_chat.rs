@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::Usage;
 use super::derive::{
-    Event, RequestParts, RequestedCall, ResponseParts, ResultKey, ToolResult, UnknownChunks,
-    parse_arguments, push_text, result_says_error, result_value, uint,
+    Event, RequestParts, RequestedCall, ResponseParts, UnknownChunks, id_keyed_results,
+    parse_arguments, push_text, uint,
 };
 
 /// Tools offered (`tools[].function.name`, legacy `functions[].name`) and
@@ -45,25 +45,13 @@ pub(crate) fn parse_request(body: &Value, _warnings: &mut Vec<String>) -> Reques
             parts.tools.push(name.to_string());
         }
     }
-    for msg in body
-        .get("messages")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if msg.get("role").and_then(Value::as_str) != Some("tool") {
-            continue;
-        }
-        let Some(id) = msg.get("tool_call_id").and_then(Value::as_str) else {
-            continue;
-        };
-        let content = result_value(msg.get("content").unwrap_or(&Value::Null));
-        parts.results.push(ToolResult {
-            key: ResultKey::Id(id.to_string()),
-            is_error: result_says_error(&content),
-            content,
-        });
-    }
+    id_keyed_results(
+        body.get("messages"),
+        |m| m.get("role").and_then(Value::as_str) == Some("tool"),
+        "tool_call_id",
+        "content",
+        &mut parts.results,
+    );
     parts
 }
 

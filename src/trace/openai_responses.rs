@@ -6,8 +6,7 @@ use serde_json::Value;
 
 use super::Usage;
 use super::derive::{
-    Event, RequestParts, RequestedCall, ResponseParts, ResultKey, ToolResult, parse_arguments,
-    result_says_error, result_value, uint,
+    Event, RequestParts, RequestedCall, ResponseParts, id_keyed_results, parse_arguments, uint,
 };
 
 /// Tools offered (`tools[].name`; built-in tools by their `type`) and results
@@ -34,25 +33,13 @@ pub(crate) fn parse_request(body: &Value, _warnings: &mut Vec<String>) -> Reques
             parts.tools.push(name.to_string());
         }
     }
-    for item in body
-        .get("input")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if item.get("type").and_then(Value::as_str) != Some("function_call_output") {
-            continue;
-        }
-        let Some(id) = item.get("call_id").and_then(Value::as_str) else {
-            continue;
-        };
-        let content = result_value(item.get("output").unwrap_or(&Value::Null));
-        parts.results.push(ToolResult {
-            key: ResultKey::Id(id.to_string()),
-            is_error: result_says_error(&content),
-            content,
-        });
-    }
+    id_keyed_results(
+        body.get("input"),
+        |i| i.get("type").and_then(Value::as_str) == Some("function_call_output"),
+        "call_id",
+        "output",
+        &mut parts.results,
+    );
     parts
 }
 
