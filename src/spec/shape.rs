@@ -87,7 +87,7 @@ impl Shape {
         let description = schema.get("description").and_then(Value::as_str);
         let target = self.resolve(schema);
         let description = description.or_else(|| target.get("description").and_then(Value::as_str));
-        let hint = description.map(|d| format!("{}: {}", leaf(path), one_line(d)));
+        let hint = Hint { path, description };
 
         if let Some(alternatives) = target
             .get("anyOf")
@@ -115,7 +115,7 @@ impl Shape {
                     out.push(Finding {
                         pos: node.pos,
                         message: format!("{path}: expected `{expected}`, found `{s}`"),
-                        hint,
+                        hint: hint.text(),
                     });
                 }
                 Value::String(s.clone())
@@ -142,7 +142,7 @@ impl Shape {
                         "{path}: expected {}, found {f}",
                         describe_number(target, true)
                     ),
-                    hint,
+                    hint: hint.text(),
                 });
                 Value::Null
             }
@@ -155,7 +155,7 @@ impl Shape {
                 out.push(Finding {
                     pos: node.pos,
                     message: format!("{path}: expected {expected}, found {}", kind.describe()),
-                    hint,
+                    hint: hint.text(),
                 });
                 Value::Null
             }
@@ -167,7 +167,7 @@ impl Shape {
         node: &Node,
         alternatives: &[Value],
         path: &str,
-        hint: Option<String>,
+        hint: Hint<'_>,
         out: &mut Vec<Finding>,
     ) -> Value {
         // `Option<T>`: null, or T with T's own messages.
@@ -210,7 +210,11 @@ impl Shape {
                 message: format!("{path}: {shown} is not one of {}", consts.join(", ")),
                 hint: Some(format!(
                     "{suggestion}{}",
-                    hint.unwrap_or_else(|| format!("{}: one of {}", leaf(path), consts.join(", ")))
+                    hint.text().unwrap_or_else(|| format!(
+                        "{}: one of {}",
+                        leaf(path),
+                        consts.join(", ")
+                    ))
                 )),
             });
             return Value::Null;
@@ -243,7 +247,7 @@ impl Shape {
                     describe_types(&names),
                     node.kind.describe()
                 ),
-                hint,
+                hint: hint.text(),
             });
         }
         Value::Null
@@ -319,7 +323,7 @@ impl Shape {
         items: &[Node],
         schema: &Value,
         path: &str,
-        hint: Option<String>,
+        hint: Hint<'_>,
         out: &mut Vec<Finding>,
     ) -> Value {
         if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
@@ -331,7 +335,7 @@ impl Shape {
                     "{path}: needs at least {min} item(s), found {}",
                     items.len()
                 ),
-                hint: hint.clone(),
+                hint: hint.text(),
             });
         }
         let item_schema = schema.get("items").unwrap_or(&Value::Bool(true));
@@ -348,7 +352,7 @@ impl Shape {
         node: &Node,
         schema: &Value,
         path: &str,
-        hint: Option<String>,
+        hint: Hint<'_>,
         out: &mut Vec<Finding>,
     ) -> Value {
         let (value, as_f64) = match node.kind {
@@ -360,7 +364,7 @@ impl Shape {
                     out.push(Finding {
                         pos: node.pos,
                         message: format!("{path}: expected a finite number, found {f}"),
-                        hint,
+                        hint: hint.text(),
                     });
                     return Value::Null;
                 }
@@ -379,7 +383,7 @@ impl Shape {
                     describe_number(schema, integer),
                     scalar_text(&node.kind)
                 ),
-                hint,
+                hint: hint.text(),
             });
             return Value::Null;
         }
@@ -494,6 +498,21 @@ pub(crate) fn suggest<'a>(
         .filter(|(score, _)| *score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)
+}
+
+/// A finding's hint: the field's doc comment, formatted only when a finding
+/// needs it (a 10,000-query spec has hundreds of thousands of nodes, almost all fine).
+#[derive(Debug, Clone, Copy)]
+struct Hint<'a> {
+    path: &'a str,
+    description: Option<&'a str>,
+}
+
+impl Hint<'_> {
+    fn text(self) -> Option<String> {
+        self.description
+            .map(|d| format!("{}: {}", leaf(self.path), one_line(d)))
+    }
 }
 
 /// Doc comments wrap; a hint is one line.
