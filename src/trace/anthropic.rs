@@ -6,42 +6,19 @@ use serde_json::Value;
 
 use super::Usage;
 use super::derive::{
-    Event, RequestParts, RequestedCall, ResponseParts, ResultKey, ToolResult, parse_arguments,
-    result_value,
+    Event, RequestParts, RequestedCall, ResponseParts, ResultKey, ToolResult, array_items,
+    parse_arguments, result_value,
 };
 
 /// Tools offered (`tools[].name`) and results sent back (`tool_result` blocks,
 /// with their `is_error`).
 pub(crate) fn parse_request(body: &Value, _warnings: &mut Vec<String>) -> RequestParts {
-    let mut parts = RequestParts {
-        model: body
-            .get("model")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        ..Default::default()
-    };
-    for tool in body
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(name) = tool.get("name").and_then(Value::as_str) {
-            parts.tools.push(name.to_string());
-        }
-    }
-    for msg in body
-        .get("messages")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        for block in msg
-            .get("content")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+    let mut parts = RequestParts::for_model(body);
+    parts.offer(array_items(body, "tools"), |t| {
+        t.get("name").and_then(Value::as_str)
+    });
+    for msg in array_items(body, "messages") {
+        for block in array_items(msg, "content") {
             if block.get("type").and_then(Value::as_str) != Some("tool_result") {
                 continue;
             }
@@ -76,12 +53,7 @@ pub(crate) fn parse_response(body: &Value, _warnings: &mut Vec<String>) -> Respo
             .map(str::to_string),
         ..Default::default()
     };
-    for block in body
-        .get("content")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for block in array_items(body, "content") {
         match block.get("type").and_then(Value::as_str) {
             Some("text") => {
                 if let Some(t) = block.get("text").and_then(Value::as_str) {

@@ -74,6 +74,38 @@ pub(crate) struct RequestParts {
     pub results: Vec<ToolResult>,
 }
 
+impl RequestParts {
+    /// The parts of a request asking for `body.model`, nothing read yet.
+    pub(crate) fn for_model(body: &Value) -> Self {
+        RequestParts {
+            model: body
+                .get("model")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            ..Default::default()
+        }
+    }
+
+    /// Records the tool names `name_of` finds in `items` (offered tool definitions).
+    pub(crate) fn offer<'a>(
+        &mut self,
+        items: impl Iterator<Item = &'a Value>,
+        name_of: impl Fn(&'a Value) -> Option<&'a str>,
+    ) {
+        self.tools
+            .extend(items.filter_map(name_of).map(str::to_string));
+    }
+}
+
+/// The items of `value[key]` when it is an array; nothing otherwise.
+pub(crate) fn array_items<'a>(value: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
+    value
+        .get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
 /// A tool result found in a request.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ToolResult {

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::Usage;
 use super::derive::{
     Event, RequestParts, RequestedCall, ResponseParts, ResultKey, ToolResult, UnknownChunks,
-    push_text, result_says_error, uint,
+    array_items, push_text, result_says_error, uint,
 };
 
 /// The model named in the URL path (`…/models/gemini-2.5-flash:generateContent`).
@@ -24,37 +24,18 @@ pub(crate) fn model_from_url(url: &str) -> Option<String> {
 /// (`functionResponse` parts, keyed by id when present, else by the name and
 /// arguments of the `functionCall` they answer).
 pub(crate) fn parse_request(body: &Value, _warnings: &mut Vec<String>) -> RequestParts {
-    let mut parts = RequestParts {
-        model: body
-            .get("model")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        ..Default::default()
-    };
-    for tool in body
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let decls = tool
-            .get("functionDeclarations")
+    let mut parts = RequestParts::for_model(body);
+    let declarations = array_items(body, "tools").flat_map(|tool| {
+        tool.get("functionDeclarations")
             .or_else(|| tool.get("function_declarations"))
-            .and_then(Value::as_array);
-        for decl in decls.into_iter().flatten() {
-            if let Some(name) = decl.get("name").and_then(Value::as_str) {
-                parts.tools.push(name.to_string());
-            }
-        }
-    }
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+    });
+    parts.offer(declarations, |d| d.get("name").and_then(Value::as_str));
     // The calls of the latest model turn, to pair each response with its call.
     let mut last_calls: Vec<&Value> = Vec::new();
-    for content in body
-        .get("contents")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for content in array_items(body, "contents") {
         let content_parts = content.get("parts").and_then(Value::as_array);
         let calls: Vec<&Value> = content_parts
             .into_iter()

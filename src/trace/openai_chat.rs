@@ -6,45 +6,23 @@ use serde_json::Value;
 
 use super::Usage;
 use super::derive::{
-    Event, RequestParts, RequestedCall, ResponseParts, UnknownChunks, id_keyed_results,
-    parse_arguments, push_text, uint,
+    Event, RequestParts, RequestedCall, ResponseParts, UnknownChunks, array_items,
+    id_keyed_results, parse_arguments, push_text, uint,
 };
 
 /// Tools offered (`tools[].function.name`, legacy `functions[].name`) and
 /// results sent back (`role: tool` messages).
 pub(crate) fn parse_request(body: &Value, _warnings: &mut Vec<String>) -> RequestParts {
-    let mut parts = RequestParts {
-        model: body
-            .get("model")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        ..Default::default()
-    };
-    for tool in body
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let name = tool
-            .get("function")
+    let mut parts = RequestParts::for_model(body);
+    parts.offer(array_items(body, "tools"), |t| {
+        t.get("function")
             .and_then(|f| f.get("name"))
-            .or_else(|| tool.get("name"))
-            .and_then(Value::as_str);
-        if let Some(name) = name {
-            parts.tools.push(name.to_string());
-        }
-    }
-    for f in body
-        .get("functions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(name) = f.get("name").and_then(Value::as_str) {
-            parts.tools.push(name.to_string());
-        }
-    }
+            .or_else(|| t.get("name"))
+            .and_then(Value::as_str)
+    });
+    parts.offer(array_items(body, "functions"), |f| {
+        f.get("name").and_then(Value::as_str)
+    });
     id_keyed_results(
         body.get("messages"),
         |m| m.get("role").and_then(Value::as_str) == Some("tool"),
@@ -75,12 +53,7 @@ pub(crate) fn parse_response(body: &Value, warnings: &mut Vec<String>) -> Respon
         .map(str::to_string);
     let message = choice.get("message").unwrap_or(&Value::Null);
     push_text(message.get("content"), &mut out.text);
-    for call in message
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for call in array_items(message, "tool_calls") {
         let function = call.get("function").unwrap_or(&Value::Null);
         let name = function
             .get("name")
@@ -157,12 +130,7 @@ pub(crate) fn parse_stream(events: &[Event<'_>], warnings: &mut Vec<String>) -> 
             continue;
         };
         push_text(delta.get("content"), &mut out.text);
-        for tc in delta
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for tc in array_items(delta, "tool_calls") {
             let index = tc.get("index").and_then(Value::as_u64).unwrap_or(0);
             let entry = calls.entry(index).or_default();
             if let Some(id) = tc.get("id").and_then(Value::as_str) {

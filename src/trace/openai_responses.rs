@@ -6,33 +6,19 @@ use serde_json::Value;
 
 use super::Usage;
 use super::derive::{
-    Event, RequestParts, RequestedCall, ResponseParts, id_keyed_results, parse_arguments, uint,
+    Event, RequestParts, RequestedCall, ResponseParts, array_items, id_keyed_results,
+    parse_arguments, uint,
 };
 
 /// Tools offered (`tools[].name`; built-in tools by their `type`) and results
 /// sent back (`function_call_output` input items).
 pub(crate) fn parse_request(body: &Value, _warnings: &mut Vec<String>) -> RequestParts {
-    let mut parts = RequestParts {
-        model: body
-            .get("model")
+    let mut parts = RequestParts::for_model(body);
+    parts.offer(array_items(body, "tools"), |t| {
+        t.get("name")
+            .or_else(|| t.get("type"))
             .and_then(Value::as_str)
-            .map(str::to_string),
-        ..Default::default()
-    };
-    for tool in body
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let name = tool
-            .get("name")
-            .or_else(|| tool.get("type"))
-            .and_then(Value::as_str);
-        if let Some(name) = name {
-            parts.tools.push(name.to_string());
-        }
-    }
+    });
     id_keyed_results(
         body.get("input"),
         |i| i.get("type").and_then(Value::as_str) == Some("function_call_output"),
@@ -191,12 +177,7 @@ fn read_items<'a>(
     for item in items {
         match item.get("type").and_then(Value::as_str) {
             Some("message") => {
-                for part in item
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
+                for part in array_items(item, "content") {
                     if part.get("type").and_then(Value::as_str) == Some("output_text")
                         && let Some(t) = part.get("text").and_then(Value::as_str)
                     {
