@@ -550,20 +550,65 @@ fn a_forbidden_tool_fails_the_case_with_exit_1() {
     assert_eq!(String::from_utf8_lossy(&exported.stdout), prom);
 }
 
+/// A scripted fake provider whose CA a project trusts, to record shell agents
+/// that call "api.openai.com" (redirected to the fake with --upstream-override).
+struct ScriptedUpstream {
+    rt: tokio::runtime::Runtime,
+    fake: FakeProvider,
+    ca: PathBuf,
+}
+
+impl ScriptedUpstream {
+    fn start(project: &Project, script: &str) -> ScriptedUpstream {
+        let rt = support::runtime();
+        let script = Script::parse(script).unwrap();
+        let fake = rt
+            .block_on(FakeProvider::start(script, FakeOptions::default()))
+            .unwrap();
+        let ca = project.path("fake-ca.pem");
+        fake.write_ca_pem(&ca).unwrap();
+        ScriptedUpstream { rt, fake, ca }
+    }
+
+    /// `agentci record --spec SPEC` against the fake, plus `extra` arguments.
+    fn record(
+        &self,
+        project: &Project,
+        spec: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Output {
+        let override_arg = format!("api.openai.com={}", self.fake.base_url());
+        let mut args = vec![
+            "record",
+            "--spec",
+            spec,
+            "--upstream-ca",
+            self.ca.to_str().unwrap(),
+            "--upstream-override",
+            &override_arg,
+        ];
+        args.extend_from_slice(extra);
+        project.agentci(&args, env)
+    }
+
+    fn stop(self) {
+        self.rt.block_on(self.fake.shutdown());
+    }
+}
+
+fn read_json(project: &Project, name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(project.path(name)).unwrap()).unwrap()
+}
+
 #[test]
 fn an_upstream_503_is_retried_and_a_genuine_failure_is_not() {
-    let rt = support::runtime();
-    // The first call gets a 503, the second a completion.
-    let script = Script::parse(
-        "rules:\n  - when: {first_user_contains: ping}\n    replies:\n      - error: {status: 503}\n      - {text: pong}\n",
-    )
-    .unwrap();
-    let fake = rt
-        .block_on(FakeProvider::start(script, FakeOptions::default()))
-        .unwrap();
     let project = Project::new();
-    let ca = project.path("fake-ca.pem");
-    fake.write_ca_pem(&ca).unwrap();
+    // The first call gets a 503, the second a completion.
+    let upstream = ScriptedUpstream::start(
+        &project,
+        "rules:\n  - when: {first_user_contains: ping}\n    replies:\n      - error: {status: 503}\n      - {text: pong}\n",
+    );
     // curl -f fails on the 503 like an agent without its own retries would.
     let agent = r#"curl -sSf "$OPENAI_BASE_URL/chat/completions" -H 'content-type: application/json' -d '{"model":"gpt-4o","messages":[{"role":"user","content":"ping"}]}' | grep -o pong"#;
     let spec = shell_spec(
@@ -571,25 +616,16 @@ fn an_upstream_503_is_retried_and_a_genuine_failure_is_not() {
         agent,
         "    correctness: {expected_in_answer: [pong]}\n",
     );
-    let override_arg = format!("api.openai.com={}", fake.base_url());
-    let args = [
-        "record",
-        "--spec",
+    let out = upstream.record(
+        &project,
         &spec,
-        "--upstream-ca",
-        ca.to_str().unwrap(),
-        "--upstream-override",
-        &override_arg,
-        "--format",
-        "console,json=retry.json",
-    ];
-    let out = project.agentci(&args, &[]);
+        &["--format", "console,json=retry.json"],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let json: Value =
-        serde_json::from_str(&std::fs::read_to_string(project.path("retry.json")).unwrap())
-            .unwrap();
+    let json = read_json(&project, "retry.json");
     assert_eq!(json["results"][0]["runs"][0]["attempts"], 2, "{json}");
-    assert_eq!(fake.request_count(), 2);
+    assert_eq!(upstream.fake.request_count(), 2);
 
     // A wrong answer is not an infrastructure problem: one attempt only.
     let wrong = shell_spec(
@@ -597,39 +633,20 @@ fn an_upstream_503_is_retried_and_a_genuine_failure_is_not() {
         agent,
         "    correctness: {expected_in_answer: [ping-pong-champion]}\n",
     );
-    let args = [
-        "record",
-        "--spec",
-        &wrong,
-        "--upstream-ca",
-        ca.to_str().unwrap(),
-        "--upstream-override",
-        &override_arg,
-        "--format",
-        "json=wrong.json",
-    ];
-    let out = project.agentci(&args, &[]);
+    let out = upstream.record(&project, &wrong, &["--format", "json=wrong.json"], &[]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let json: Value =
-        serde_json::from_str(&std::fs::read_to_string(project.path("wrong.json")).unwrap())
-            .unwrap();
+    let json = read_json(&project, "wrong.json");
     assert_eq!(json["results"][0]["runs"][0]["attempts"], 1, "{json}");
-    rt.block_on(fake.shutdown());
+    upstream.stop();
 }
 
 #[test]
 fn a_secret_in_a_request_body_is_scrubbed_and_still_replays() {
-    let rt = support::runtime();
-    let script = Script::parse(
-        "rules:\n  - when: {first_user_contains: token}\n    reply: {text: accepted}\n",
-    )
-    .unwrap();
-    let fake = rt
-        .block_on(FakeProvider::start(script, FakeOptions::default()))
-        .unwrap();
     let project = Project::new();
-    let ca = project.path("fake-ca.pem");
-    fake.write_ca_pem(&ca).unwrap();
+    let upstream = ScriptedUpstream::start(
+        &project,
+        "rules:\n  - when: {first_user_contains: token}\n    reply: {text: accepted}\n",
+    );
     // The agent puts a secret from its environment into the prompt itself.
     let agent = r#"curl -sSf "$OPENAI_BASE_URL/chat/completions" -H 'content-type: application/json' -d "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"token $MY_SERVICE_TOKEN\"}]}" | grep -o accepted"#;
     let spec = shell_spec(
@@ -637,18 +654,8 @@ fn a_secret_in_a_request_body_is_scrubbed_and_still_replays() {
         agent,
         "    correctness: {expected_in_answer: [accepted]}\n",
     );
-    let override_arg = format!("api.openai.com={}", fake.base_url());
     let secret = ("MY_SERVICE_TOKEN", "tok-0123456789-do-not-store");
-    let args = [
-        "record",
-        "--spec",
-        &spec,
-        "--upstream-ca",
-        ca.to_str().unwrap(),
-        "--upstream-override",
-        &override_arg,
-    ];
-    let out = project.agentci(&args, &[secret]);
+    let out = upstream.record(&project, &spec, &[], &[secret]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let cassette =
         std::fs::read_to_string(project.path("cassettes/shell-agent/only.jsonl")).unwrap();
@@ -657,7 +664,7 @@ fn a_secret_in_a_request_body_is_scrubbed_and_still_replays() {
         cassette.contains("<redacted:MY_SERVICE_TOKEN>"),
         "{cassette}"
     );
-    rt.block_on(fake.shutdown());
+    upstream.stop();
     let out = project.agentci(&["replay", "--spec", &spec], &[secret]);
     assert_eq!(
         out.status.code(),
