@@ -688,7 +688,8 @@ async fn handle(
     // The key is computed on the request as it will be stored (secrets scrubbed),
     // the same form the replay index reads back, so a request carrying a secret
     // in its body or URL still matches its recording.
-    let key = if shared.redactor.changes_requests() {
+    let plain = decoded.as_deref().unwrap_or(&bytes);
+    let key = if shared.redactor.changes_request(&stored_url, plain) {
         let mut scrubbed = body.clone();
         if let Some(b) = scrubbed.as_mut() {
             shared.redactor.scrub_body(b);

@@ -157,10 +157,16 @@ pub struct Redactor {
 }
 
 impl Redactor {
-    /// Whether redaction can change a request (secrets known or body fields to redact):
-    /// when not, the proxy's hot path skips copying bodies for the match key.
-    pub fn changes_requests(&self) -> bool {
-        !self.secrets.is_empty() || !self.redact_body_fields.is_empty()
+    /// Whether redaction would change this request (a body field to redact, or a
+    /// known secret value in its URL or body): when not, the proxy's hot path keys
+    /// the request as it is, without copying and scrubbing its body. A secret
+    /// that only appears JSON-escaped in the raw body is not seen here.
+    pub fn changes_request(&self, url: &str, body: &[u8]) -> bool {
+        !self.redact_body_fields.is_empty()
+            || self.secrets.iter().any(|(_, value)| {
+                url.contains(value.as_str())
+                    || memchr::memmem::find(body, value.as_bytes()).is_some()
+            })
     }
 
     /// Snapshots the values of environment secrets (names ending `_KEY`/`_TOKEN`/`_SECRET` or containing `PASSWORD`).
