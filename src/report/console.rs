@@ -112,7 +112,9 @@ fn render_findings(
         if f.severity == Severity::Note && !opts.verbose {
             continue;
         }
-        let _ = writeln!(out, "{indent}{}", finding_text(&f, paint));
+        // A multi-line finding (a miss diff, a hint) stays inside its case's block.
+        let text = finding_text(&f, paint).replace('\n', &format!("\n{indent}  "));
+        let _ = writeln!(out, "{indent}{text}");
     }
     let failing = matches!(case.status, CaseStatus::Fail | CaseStatus::Error);
     if opts.verbose && failing {

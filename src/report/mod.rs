@@ -282,7 +282,8 @@ impl Summary {
             self.passed, self.warned, self.failed
         );
         if self.errors > 0 {
-            line.push_str(&format!(", {} errors", self.errors));
+            let s = if self.errors == 1 { "" } else { "s" };
+            line.push_str(&format!(", {} error{s}", self.errors));
         }
         line
     }

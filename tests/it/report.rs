@@ -303,7 +303,7 @@ fn console_summary_is_the_last_line() {
     let text = report::render(Format::Console, &fixture(), &plain());
     assert_eq!(
         text.lines().last(),
-        Some("1 passed, 1 warned, 3 failed, 1 errors")
+        Some("1 passed, 1 warned, 3 failed, 1 error")
     );
 }
 
@@ -330,7 +330,7 @@ fn console_colour_only_when_asked() {
     // The summary line stays plain so log parsers read it.
     assert_eq!(
         text.lines().last(),
-        Some("1 passed, 1 warned, 3 failed, 1 errors")
+        Some("1 passed, 1 warned, 3 failed, 1 error")
     );
 }
 
