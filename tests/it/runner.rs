@@ -2,65 +2,13 @@
 //! official openai SDK against the fake provider, replay it with the provider
 //! gone, evaluate the cassettes alone, and the exit code of every outcome.
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
-
 use agentci::fake::{FakeOptions, FakeProvider, Script};
+use std::path::{Path, PathBuf};
+
 use serde_json::Value;
 
 use crate::support;
-
-/// A project folder with a spec, the fake provider's CA and a cassette dir.
-struct Project {
-    dir: tempfile::TempDir,
-}
-
-impl Project {
-    fn new() -> Project {
-        Project {
-            dir: support::temp_dir(),
-        }
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
-    }
-
-    fn write(&self, rel: &str, text: &str) -> PathBuf {
-        let path = self.path(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
-    /// Runs agentci in the project folder with an isolated AGENTCI_HOME.
-    fn agentci(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut cmd = std::process::Command::new(support::agentci_bin());
-        cmd.args(args)
-            .current_dir(self.dir.path())
-            .env("AGENTCI_HOME", self.path(".home"))
-            .env("NO_COLOR", "1")
-            .env_remove("GITHUB_ACTIONS")
-            .env_remove("GITHUB_STEP_SUMMARY")
-            .env_remove("HTTPS_PROXY")
-            .env_remove("https_proxy")
-            .env_remove("HTTP_PROXY")
-            .env_remove("http_proxy");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        cmd.output().expect("run agentci")
-    }
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+use crate::support::project::{Project, ScriptedUpstream, text};
 
 /// The rag-agent demo spec with the test venv's Python.
 fn rag_spec(project: &Project) -> PathBuf {
@@ -548,53 +496,6 @@ fn a_forbidden_tool_fails_the_case_with_exit_1() {
     );
     assert_eq!(exported.status.code(), Some(0), "{}", text(&exported));
     assert_eq!(String::from_utf8_lossy(&exported.stdout), prom);
-}
-
-/// A scripted fake provider whose CA a project trusts, to record shell agents
-/// that call "api.openai.com" (redirected to the fake with --upstream-override).
-struct ScriptedUpstream {
-    rt: tokio::runtime::Runtime,
-    fake: FakeProvider,
-    ca: PathBuf,
-}
-
-impl ScriptedUpstream {
-    fn start(project: &Project, script: &str) -> ScriptedUpstream {
-        let rt = support::runtime();
-        let script = Script::parse(script).unwrap();
-        let fake = rt
-            .block_on(FakeProvider::start(script, FakeOptions::default()))
-            .unwrap();
-        let ca = project.path("fake-ca.pem");
-        fake.write_ca_pem(&ca).unwrap();
-        ScriptedUpstream { rt, fake, ca }
-    }
-
-    /// `agentci record --spec SPEC` against the fake, plus `extra` arguments.
-    fn record(
-        &self,
-        project: &Project,
-        spec: &str,
-        extra: &[&str],
-        env: &[(&str, &str)],
-    ) -> Output {
-        let override_arg = format!("api.openai.com={}", self.fake.base_url());
-        let mut args = vec![
-            "record",
-            "--spec",
-            spec,
-            "--upstream-ca",
-            self.ca.to_str().unwrap(),
-            "--upstream-override",
-            &override_arg,
-        ];
-        args.extend_from_slice(extra);
-        project.agentci(&args, env)
-    }
-
-    fn stop(self) {
-        self.rt.block_on(self.fake.shutdown());
-    }
 }
 
 fn read_json(project: &Project, name: &str) -> Value {

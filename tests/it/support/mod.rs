@@ -4,6 +4,7 @@
 
 pub mod http;
 pub mod process;
+pub mod project;
 pub mod sdk;
 
 use std::path::PathBuf;
