@@ -761,6 +761,14 @@ fn read_case(spec: &LoadedSpec, opts: &RunOptions, work: &Work) -> Result<Obtain
         return Err(missing_cassette(spec, work));
     }
     let cassette = Cassette::read(&work.cassette).map_err(|e| Failure::new(cassette_error(&e)))?;
+    // Without the agent, the recorded query is the only request we can check:
+    // a spec whose query changed no longer describes what the cassette holds.
+    if opts.mode == RunMode::CassettesOnly
+        && let Some(recorded) = cassette.meta.query.as_deref()
+        && recorded != work.case.query.query
+    {
+        return Err(Failure::new(changed_query(spec, work, recorded)));
+    }
     let mut warnings = staleness(&cassette, opts);
     if cassette.end.is_none() {
         warnings
@@ -771,6 +779,32 @@ fn read_case(spec: &LoadedSpec, opts: &RunOptions, work: &Work) -> Result<Obtain
         warnings,
         attempts: 1,
     })
+}
+
+/// The miss report of a case whose spec query differs from its cassette's.
+fn changed_query(spec: &LoadedSpec, work: &Work, recorded: &str) -> String {
+    let diff = similar::TextDiff::from_lines(recorded, work.case.query.query.as_str());
+    let mut message = format!(
+        "[MISS] the spec's query changed since {} was recorded\n  diff (- recorded, + spec):\n",
+        work.cassette.display()
+    );
+    for line in diff
+        .unified_diff()
+        .context_radius(2)
+        .missing_newline_hint(false)
+        .to_string()
+        .lines()
+    {
+        message.push_str("    ");
+        message.push_str(line);
+        message.push('\n');
+    }
+    message.push_str(&format!(
+        "hint: re-record it with `agentci record --spec {} --case {}`",
+        spec.path.display(),
+        work.case.id
+    ));
+    message
 }
 
 fn cassette_error(e: &Error) -> String {
