@@ -14,6 +14,8 @@ pub enum Visibility {
     Public,
     /// 0600 from creation: private keys.
     Private,
+    /// 0755: scripts git runs, such as the pre-push hook.
+    Executable,
 }
 
 /// Writes `bytes` to `path` atomically, creating missing parent directories.
@@ -30,11 +32,18 @@ pub fn write(path: &Path, bytes: &[u8], visibility: Visibility) -> Result<()> {
         .tempfile_in(&dir)
         .map_err(|e| Error::io(&dir, e))?;
     #[cfg(unix)]
-    if visibility == Visibility::Public {
+    {
         use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(|e| Error::io(tmp.path(), e))?;
+        let mode = match visibility {
+            Visibility::Public => Some(0o644),
+            Visibility::Executable => Some(0o755),
+            Visibility::Private => None,
+        };
+        if let Some(mode) = mode {
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(mode))
+                .map_err(|e| Error::io(tmp.path(), e))?;
+        }
     }
     #[cfg(not(unix))]
     let _ = visibility;

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod fake;
+pub mod project;
 pub mod report;
 pub mod run;
 pub mod spec;

@@ -12,6 +12,8 @@ mod compare;
 mod diff;
 mod export_metrics;
 mod fake_provider;
+mod init;
+mod install_hooks;
 mod judge_only;
 mod merge;
 mod progress;
@@ -37,6 +39,10 @@ pub struct Cli {
 /// Every command.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Scaffold a project: a spec, cassettes/, .gitattributes, a GitHub workflow, the pre-push hook.
+    Init(init::InitArgs),
+    /// Install a pre-push hook that replays the specs (husky, lefthook, pre-commit or plain git).
+    InstallHooks(install_hooks::InstallHooksArgs),
     /// Run each case's agent against the live APIs through the recording proxy.
     Record(record::RecordArgs),
     /// Replay the cassettes with no network and score every case ($0, deterministic).
@@ -76,6 +82,8 @@ pub enum Command {
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> Result<ExitStatus> {
     match cli.command {
+        Command::Init(args) => init::run(args),
+        Command::InstallHooks(args) => install_hooks::run(args),
         Command::Record(args) => record::run(args),
         Command::Replay(args) => replay::run(args),
         Command::JudgeOnly(args) => judge_only::run(args),

