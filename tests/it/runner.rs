@@ -253,6 +253,25 @@ fn exit_codes_follow_the_reference() {
         "{out}"
     );
 
+    // A reworded query no longer describes its cassette, even without the agent.
+    let reworded = shell_spec(&project, "echo hello world", "");
+    std::fs::write(
+        &reworded,
+        std::fs::read_to_string(&reworded)
+            .unwrap()
+            .replace("say hello", "say hello twice"),
+    )
+    .unwrap();
+    let out = project.agentci(&["replay", "--spec", &reworded, "--cassettes-only"], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let report = text(&out);
+    assert!(
+        report.contains("[MISS] the spec's query changed")
+            && report.contains("-say hello\n")
+            && report.contains("+say hello twice"),
+        "{report}"
+    );
+
     let invalid = project.write("bad.yaml", "agent: x\nqueries: []\n");
     let (code, out) = exit_of(&project, invalid.to_str().unwrap(), "replay");
     assert_eq!(code, 2, "{out}");
