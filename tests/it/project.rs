@@ -179,6 +179,8 @@ fn init_writes_a_scaffold_that_validates_and_passes_actionlint() {
         std::fs::write(&sharded, &with_shards).unwrap();
         workflows.extend([plain, sharded]);
     }
+    // This repository's own workflow too.
+    workflows.push(support::repo_root().join(".github/workflows/ci.yml"));
     sdk::actionlint(&workflows).unwrap_or_else(|findings| panic!("actionlint: {findings}"));
 
     // The linter can fail: an undefined context property is reported.
