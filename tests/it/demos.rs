@@ -216,10 +216,17 @@ fn a_changed_prompt_in_a_demo_agent_misses_its_cassette() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let shown = text(&out);
-    assert!(shown.contains("off-topic-poem"), "{shown}");
+    assert!(shown.contains("[MISS]"), "{shown}");
     assert!(
-        shown.contains("Kindly"),
-        "the miss diff shows the change: {shown}"
+        shown.contains("agentci record --spec specs/support-router.yaml --case off-topic-poem"),
+        "the hint names the fix: {shown}"
+    );
+    // The diff against the recorded request shows the changed system prompt.
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.trim_start().starts_with('+') && l.contains("Kindly decline")),
+        "{shown}"
     );
 }
 
