@@ -3,6 +3,7 @@
 
 mod baseline;
 mod cassettes;
+mod demos;
 mod fake_provider;
 mod judge;
 mod project;
