@@ -478,7 +478,7 @@ fn a_forbidden_tool_fails_the_case_with_exit_1() {
     std::fs::copy(&fixture, &cassette).unwrap();
     let spec = project.write(
         "spec.yaml",
-        "agent: weather-bot\nqueries:\n  - id: paris\n    query: \"Weather in Paris?\"\n    correctness: {expected_in_answer: [cloudy]}\n    path: {forbidden_tools: [get_weather]}\n",
+        "agent: weather-bot\nqueries:\n  - id: paris\n    query: \"What's the weather?\"\n    correctness: {expected_in_answer: [cloudy]}\n    path: {forbidden_tools: [get_weather]}\n",
     );
     let out = project.agentci(
         &[
