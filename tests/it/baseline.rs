@@ -3,7 +3,7 @@
 //! saving from a stored run with its refusals, `--baseline` for the engine,
 //! broken input, and `compare` of two runs.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
 
 use crate::support;
@@ -13,32 +13,19 @@ struct Project {
     dir: tempfile::TempDir,
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 impl Project {
     fn rag_agent() -> Project {
         let dir = support::temp_dir();
         let root = support::repo_root();
-        copy_dir(
+        support::copy_dir(
             &root.join("cassettes/rag-agent"),
             &dir.path().join("cassettes/rag-agent"),
         );
-        copy_dir(
+        support::copy_dir(
             &root.join("baselines/rag-agent"),
             &dir.path().join("baselines/rag-agent"),
         );
-        copy_dir(&root.join("specs"), &dir.path().join("specs"));
+        support::copy_dir(&root.join("specs"), &dir.path().join("specs"));
         Project { dir }
     }
 

@@ -18,27 +18,12 @@ struct Checkout {
     dir: tempfile::TempDir,
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            if entry.file_name() != "__pycache__" {
-                copy_dir(&entry.path(), &target);
-            }
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 impl Checkout {
     fn new() -> Checkout {
         let dir = support::temp_dir();
         let root = support::repo_root();
         for sub in ["specs", "cassettes", "baselines", "examples"] {
-            copy_dir(&root.join(sub), &dir.path().join(sub));
+            support::copy_dir(&root.join(sub), &dir.path().join(sub));
         }
         Checkout { dir }
     }
