@@ -3,6 +3,7 @@
 
 mod baseline;
 mod cassettes;
+mod docs;
 mod fake_provider;
 mod judge;
 mod proxy;
