@@ -141,7 +141,11 @@ fn relative_markdown_links_point_at_existing_files() {
         }
     }
     assert!(checked > 20, "only {checked} relative links found");
-    assert!(broken.is_empty(), "links to missing files:\n{}", broken.join("\n"));
+    assert!(
+        broken.is_empty(),
+        "links to missing files:\n{}",
+        broken.join("\n")
+    );
 }
 
 #[test]
