@@ -4,6 +4,7 @@
 mod baseline;
 mod cassettes;
 mod demos;
+mod docs;
 mod fake_provider;
 mod judge;
 mod project;
