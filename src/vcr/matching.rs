@@ -210,6 +210,18 @@ impl ReplayIndex {
                 _ => Some((ratio, e)),
             })?
             .1;
+        if nearest.canonical == wanted {
+            // Nothing differs: the agent repeats a request more often than it did
+            // when recorded, and each recording of it has been served already.
+            let recorded = self
+                .entries
+                .iter()
+                .filter(|e| e.canonical == wanted)
+                .count();
+            return Some(format!(
+                "(no difference: this exact request was recorded {recorded} time(s) and every recording was already served; the agent now sends it more often than when it was recorded)\n"
+            ));
+        }
         let diff = similar::TextDiff::from_lines(&nearest.canonical, &wanted);
         Some(
             diff.unified_diff()
@@ -423,6 +435,15 @@ mod tests {
                 .is_none()
         );
         assert!(index.nearest_diff("GET", URL, None).is_none());
+        // A request identical to a recording (asked once more than recorded) says so.
+        let again = Body::Json(
+            json!({"model": "m", "messages": [{"role": "user", "content": "weather in Paris?"}]}),
+        );
+        let same = index.nearest_diff("POST", URL, Some(&again)).unwrap();
+        assert!(
+            same.starts_with("(no difference: this exact request was recorded 1 time(s)"),
+            "{same}"
+        );
     }
 
     #[test]
