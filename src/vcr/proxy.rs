@@ -60,6 +60,8 @@ pub enum RecordMode {
     /// Record when the cassette is missing, otherwise replay only.
     Once,
     /// Replay what matches, record what does not and append it.
+    // vcrpy's spelling, as the cassette's `_meta` writes it; the kebab-case form works too.
+    #[value(name = "new_episodes", alias = "new-episodes")]
     NewEpisodes,
     /// Re-record everything, replacing the cassette.
     #[default]
