@@ -422,7 +422,7 @@ impl Failure {
     }
 }
 
-/// Provider key variables given a placeholder in replay when unset.
+/// Provider key variables given a placeholder when unset, where no real provider is reached.
 const REPLAY_PLACEHOLDER_KEYS: &[&str] = &[
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
@@ -434,15 +434,17 @@ fn agent_env(
     spec: &LoadedSpec,
     work: &Work,
     mode: &str,
+    placeholder_keys: bool,
     proxy_env: Vec<(String, String)>,
 ) -> Vec<(String, String)> {
     let mut env = proxy_env;
     if let Some(runner) = &spec.spec.runner {
         env.extend(runner.env.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
-    if mode == "replay" {
+    if placeholder_keys {
         // SDKs refuse to start without a key, and replay (pre-push hooks, PR CI)
-        // runs where no key exists. Replay never reaches a provider, so a
+        // runs where no key exists. Replay never reaches a provider (nor does a
+        // recording redirected with --upstream-override to a test double), so a
         // placeholder is safe; a key that is set is left alone.
         for name in REPLAY_PLACEHOLDER_KEYS {
             if std::env::var_os(name).is_none() && !env.iter().any(|(k, _)| k == name) {
@@ -552,6 +554,9 @@ async fn record_case(
                 Failure::new(format!("cannot copy {}: {e}", work.cassette.display()))
             })?;
         }
+        if opts.record_mode == RecordMode::None && !work.cassette.is_file() {
+            return Err(missing_cassette(spec, work));
+        }
         let proxy = Proxy::start(proxy_options(
             spec,
             opts,
@@ -560,8 +565,16 @@ async fn record_case(
             Mode::Record,
         ))
         .await
-        .map_err(|e| Failure::new(format!("[INFRA] cannot start the proxy: {e}")))?;
-        let env = agent_env(spec, work, "record", proxy.client_env());
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&scratch);
+            Failure::new(about_cassette(
+                &format!("[INFRA] cannot start the proxy: {}", cassette_error(&e)),
+                &scratch,
+                work,
+            ))
+        })?;
+        let placeholders = !opts.upstream_overrides.is_empty();
+        let env = agent_env(spec, work, "record", placeholders, proxy.client_env());
         let outcome = match run_agent(&invocation(spec, env)?).await {
             Ok(o) => o,
             Err(e) => {
@@ -576,11 +589,20 @@ async fn record_case(
             Err(e) => {
                 let _ = std::fs::remove_file(&scratch);
                 return Err(Failure {
-                    message: format!("{e}"),
+                    message: about_cassette(&cassette_error(&e), &scratch, work),
                     attempts: attempt,
                 });
             }
         };
+        if !report.misses.is_empty() {
+            // `once`/`none` replay an existing cassette: a miss there is the
+            // finding, whatever the agent made of the 502 it got.
+            let _ = std::fs::remove_file(&scratch);
+            return Err(Failure {
+                message: about_cassette(&miss_report(spec, work, &report.misses), &scratch, work),
+                attempts: attempt,
+            });
+        }
         if outcome.succeeded() {
             if report.cassette_written {
                 std::fs::rename(&scratch, &work.cassette).map_err(|e| Failure {
@@ -597,11 +619,14 @@ async fn record_case(
                 attempts: attempt,
             })?;
             cassette.end = Some(end_of(&outcome));
-            let warnings = report
-                .misses
-                .iter()
-                .map(|m| format!("replayed request missed: {} {}", m.method, m.url))
-                .collect();
+            let mut warnings = Vec::new();
+            if cassette.exchanges.is_empty() {
+                // Usually an agent that talks to its provider directly: its
+                // replay would then reach the live API too.
+                warnings.push(
+                    "no request went through agentci's proxy while recording: the agent called no API, or bypassed the proxy (see docs/ca-trust.md)".to_string(),
+                );
+            }
             return Ok(Obtained {
                 cassette,
                 warnings,
@@ -641,6 +666,59 @@ async fn record_case(
     }
 }
 
+/// The `[MISS]` report of a case: each distinct missed request once, with its
+/// diff against the nearest recording, and the command that re-records the case.
+fn miss_report(spec: &LoadedSpec, work: &Work, misses: &[crate::vcr::proxy::Miss]) -> String {
+    let mut message = format!(
+        "[MISS] {} request(s) had no recording in {}",
+        misses.len(),
+        work.cassette.display()
+    );
+    // SDKs retry a failed request: show each distinct miss once, with its count.
+    let mut distinct: Vec<(&crate::vcr::proxy::Miss, usize)> = Vec::new();
+    for miss in misses {
+        match distinct.iter_mut().find(|(m, _)| *m == miss) {
+            Some((_, n)) => *n += 1,
+            None => distinct.push((miss, 1)),
+        }
+    }
+    for (miss, count) in distinct {
+        let times = if count > 1 {
+            format!(" (×{count})")
+        } else {
+            String::new()
+        };
+        message.push_str(&format!("\n  {} {}{times}", miss.method, miss.url));
+        match &miss.diff {
+            Some(diff) => {
+                message.push_str(
+                    "\n  diff against the nearest recorded request (- recorded, + now):\n",
+                );
+                for line in diff.lines() {
+                    message.push_str("    ");
+                    message.push_str(line);
+                    message.push('\n');
+                }
+            }
+            None => message.push_str(" (no recorded request to the same endpoint)\n"),
+        }
+    }
+    message.push_str(&format!(
+        "hint: the agent's requests changed; re-record with `agentci record --spec {} --case {}`",
+        spec.path.display(),
+        work.case.id
+    ));
+    message
+}
+
+/// `message` naming the case's cassette rather than the scratch file recorded into.
+fn about_cassette(message: &str, scratch: &Path, work: &Work) -> String {
+    message.replace(
+        &scratch.display().to_string(),
+        &work.cassette.display().to_string(),
+    )
+}
+
 fn scratch_path(cassette: &Path) -> PathBuf {
     let name = cassette
         .file_name()
@@ -678,7 +756,7 @@ async fn replay_case(
     ))
     .await
     .map_err(|e| Failure::new(format!("[INFRA] cannot start the proxy: {e}")))?;
-    let env = agent_env(spec, work, "replay", proxy.client_env());
+    let env = agent_env(spec, work, "replay", true, proxy.client_env());
     let outcome = run_agent(&invocation(spec, env)?).await;
     let report = proxy
         .finish(None)
@@ -686,46 +764,7 @@ async fn replay_case(
         .map_err(|e| Failure::new(e.to_string()))?;
     let outcome = outcome.map_err(|e| Failure::new(e.to_string()))?;
     if !report.misses.is_empty() {
-        let mut message = format!(
-            "[MISS] {} request(s) had no recording in {}",
-            report.misses.len(),
-            work.cassette.display()
-        );
-        // SDKs retry a failed request: show each distinct miss once, with its count.
-        let mut distinct: Vec<(&crate::vcr::proxy::Miss, usize)> = Vec::new();
-        for miss in &report.misses {
-            match distinct.iter_mut().find(|(m, _)| *m == miss) {
-                Some((_, n)) => *n += 1,
-                None => distinct.push((miss, 1)),
-            }
-        }
-        for (miss, count) in distinct {
-            let times = if count > 1 {
-                format!(" (×{count})")
-            } else {
-                String::new()
-            };
-            message.push_str(&format!("\n  {} {}{times}", miss.method, miss.url));
-            match &miss.diff {
-                Some(diff) => {
-                    message.push_str(
-                        "\n  diff against the nearest recorded request (- recorded, + now):\n",
-                    );
-                    for line in diff.lines() {
-                        message.push_str("    ");
-                        message.push_str(line);
-                        message.push('\n');
-                    }
-                }
-                None => message.push_str(" (no recorded request to the same endpoint)\n"),
-            }
-        }
-        message.push_str(&format!(
-            "hint: the agent's requests changed; re-record with `agentci record --spec {} --case {}`",
-            spec.path.display(),
-            work.case.id
-        ));
-        return Err(Failure::new(message));
+        return Err(Failure::new(miss_report(spec, work, &report.misses)));
     }
     if !outcome.succeeded() {
         let timeout_s = spec.spec.runner.as_ref().map_or(120, |r| r.timeout_s);

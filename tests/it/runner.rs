@@ -319,8 +319,16 @@ fn shards_merged_equal_the_unsharded_run() {
         .to_string();
     assert_eq!(
         project
+            .agentci(&["record", "--spec", &spec], &[])
+            .status
+            .code(),
+        Some(1)
+    );
+    // The whole suite replayed at once is what the shards must add up to.
+    assert_eq!(
+        project
             .agentci(
-                &["record", "--spec", &spec, "--format", "json=all.json"],
+                &["replay", "--spec", &spec, "--format", "json=all.json"],
                 &[]
             )
             .status
@@ -610,9 +618,72 @@ fn quiet_shows_only_failures_and_the_summary() {
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(lines[0].starts_with("FAIL  bad"), "{stdout}");
     assert!(!stdout.contains("good"), "{stdout}");
+    // `good` warns (an echo agent sends nothing through the proxy) and is not shown.
     assert_eq!(
         lines.last(),
-        Some(&"1 passed, 0 warned, 1 failed"),
+        Some(&"0 passed, 1 warned, 1 failed"),
         "{stdout}"
     );
+}
+
+#[test]
+fn recording_reports_misses_and_missing_cassettes_like_replay_does() {
+    let project = Project::new();
+    let upstream = ScriptedUpstream::start(
+        &project,
+        "rules:\n  - when: {first_user_contains: ping}\n    reply: {text: pong}\n",
+    );
+    let agent = |word: &str| {
+        format!(
+            r#"curl -sS "$OPENAI_BASE_URL/chat/completions" -H 'content-type: application/json' -d '{{"model":"gpt-4o","messages":[{{"role":"user","content":"ping {word}"}}]}}'"#
+        )
+    };
+    let spec = shell_spec(&project, &agent("one"), "");
+
+    // `none` never records: no cassette is a miss naming the real file, not infrastructure.
+    let out = upstream.record(&project, &spec, &["--record-mode", "none"], &[]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert!(
+        shown.contains("[MISS] no cassette at ./cassettes/shell-agent/only.jsonl")
+            && shown.contains("agentci record --spec")
+            && !shown.contains(".recording")
+            && !shown.contains("[INFRA]"),
+        "{shown}"
+    );
+
+    let out = upstream.record(&project, &spec, &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    // `once` replays the existing cassette: a changed request is a miss with its diff.
+    let changed = shell_spec(&project, &agent("two"), "");
+    let out = upstream.record(&project, &changed, &["--record-mode", "once"], &[]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert!(
+        shown
+            .contains("[MISS] 1 request(s) had no recording in ./cassettes/shell-agent/only.jsonl")
+            && shown.contains("-      \"content\": \"ping one\"")
+            && shown.contains("+      \"content\": \"ping two\"")
+            && !shown.contains(".recording"),
+        "{shown}"
+    );
+
+    // vcrpy's spelling of the mode and the kebab-case one both work.
+    for mode in ["new_episodes", "new-episodes"] {
+        let out = upstream.record(&project, &changed, &["--record-mode", mode], &[]);
+        assert_eq!(out.status.code(), Some(0), "{mode}: {}", text(&out));
+    }
+
+    // An agent that sends nothing through the proxy is called out while recording.
+    let silent = shell_spec(&project, "echo hello", "");
+    let out = upstream.record(&project, &silent, &[], &[]);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(
+        shown.contains("WARN")
+            && shown.contains("no request went through agentci's proxy while recording"),
+        "{shown}"
+    );
+    upstream.stop();
 }
