@@ -186,13 +186,14 @@ pub fn scaffold(root: &Path, opts: &InitOptions) -> Result<Vec<FileChange>> {
             Visibility::Public,
             opts.force,
         )?,
-        // The schema the spec's first line points editors at; always the tool's own.
+        // The schema the spec's first line points editors at (`--force` refreshes
+        // it after an upgrade, like every other file).
         write_file(
             root,
             "specs/agentci.schema.json".as_ref(),
             &(schema + "\n"),
             Visibility::Public,
-            true,
+            opts.force,
         )?,
         write_file(
             root,
