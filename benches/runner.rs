@@ -81,6 +81,14 @@ fn main() {
     let suite = root.join("suite");
     let started = Instant::now();
     let bytes = write_suite(&suite);
+    // `-- --suite-only`: write the suite and stop, e.g. to profile agentci on it.
+    if std::env::args().any(|a| a == "--suite-only") {
+        println!(
+            "wrote the {CASES}-case suite ({bytes} bytes) to {}",
+            suite.display()
+        );
+        return;
+    }
     println!(
         "\n[1] generated {CASES} cases × {EXCHANGES} exchanges ({:.1} MB of cassette JSONL) in {:.1} s",
         bytes as f64 / 1e6,

@@ -123,7 +123,7 @@ pub async fn execute(
             Some("add runner.command to the spec, or evaluate the committed cassettes with --cassettes-only".into()),
         ));
     }
-    let mut work = Vec::new();
+    let mut work = Vec::with_capacity(spec.cases.len());
     for case in &spec.cases {
         if opts.shard.is_some_and(|s| !s.keeps(&case.id)) {
             continue;

@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use serde_json::Value;
 
 use super::pricing::PriceTable;
-use super::route::{Route, classify, host_and_path};
+use super::route::{Route, classify_parts, host_and_path};
 use super::{
     Handoff, HttpCall, LlmCall, Provider, Span, ToolCall, Totals, Trace, Usage, anthropic, gemini,
     openai_chat, openai_responses,
@@ -138,9 +138,9 @@ pub fn derive(cassette: &Cassette, opts: &DeriveOptions) -> Trace {
     let mut unpriced: BTreeSet<String> = BTreeSet::new();
 
     for ex in &cassette.exchanges {
-        let route = classify(&ex.request.method, &ex.request.url);
+        let (host, path) = host_and_path(&ex.request.url);
+        let route = classify_parts(&ex.request.method, &host, &path);
         let Route::Llm(provider) = route else {
-            let (host, path) = host_and_path(&ex.request.url);
             http_calls.push(HttpCall {
                 seq: ex.seq,
                 method: ex.request.method.clone(),
@@ -196,7 +196,7 @@ pub fn derive(cassette: &Cassette, opts: &DeriveOptions) -> Trace {
         }
         results.push(request.results);
         tools_available.extend(request.tools.iter().cloned());
-        let (_, endpoint) = host_and_path(&ex.request.url);
+        let endpoint = path;
         for w in local {
             warnings.push(format!("seq {} ({endpoint}): {w}", ex.seq));
         }

@@ -20,6 +20,12 @@ pub enum Route {
 /// ambiguous paths.
 pub fn classify(method: &str, url: &str) -> Route {
     let (host, path) = host_and_path(url);
+    classify_parts(method, &host, &path)
+}
+
+/// [`classify`] of a URL already split by [`host_and_path`]: derivation needs
+/// the parts anyway, so each URL is parsed once rather than twice.
+pub(crate) fn classify_parts(method: &str, host: &str, path: &str) -> Route {
     if !method.eq_ignore_ascii_case("POST") {
         return Route::Other;
     }
