@@ -115,13 +115,17 @@ impl RunArgs {
             progress.case_done(case, done, total)
         }))?;
         progress.finish();
-        finish_run(
+        let status = finish_run(
             &run,
             &self.format,
             self.quiet,
             &self.render_options(),
             self.keep,
-        )
+        );
+        // The process exits next: freeing every case's trace one by one would
+        // only cost time at the end of a large run (rustc does the same).
+        std::mem::forget(run);
+        status
     }
 
     /// Render options from these arguments.
@@ -191,11 +195,27 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
 /// the whole run's summary line.
 fn quiet_console(run: &RunRecord, render: &RenderOptions) -> String {
     use crate::run::CaseStatus;
-    let mut failing = run.clone();
-    failing
-        .cases
-        .retain(|c| matches!(c.status, CaseStatus::Fail | CaseStatus::Error));
-    failing.warnings.clear();
+    // Only the failing cases are copied: a large passing run stays untouched.
+    let failing = RunRecord {
+        format: run.format,
+        id: run.id.clone(),
+        tool_version: run.tool_version.clone(),
+        agent: run.agent.clone(),
+        spec_path: run.spec_path.clone(),
+        spec_hash: run.spec_hash.clone(),
+        mode: run.mode,
+        started_at: run.started_at.clone(),
+        duration_ms: run.duration_ms,
+        shard: run.shard.clone(),
+        baseline: run.baseline.clone(),
+        cases: run
+            .cases
+            .iter()
+            .filter(|c| matches!(c.status, CaseStatus::Fail | CaseStatus::Error))
+            .cloned()
+            .collect(),
+        warnings: Vec::new(),
+    };
     let mut out = String::new();
     if !failing.cases.is_empty() {
         let text = report::render(report::Format::Console, &failing, render);

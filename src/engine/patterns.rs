@@ -20,14 +20,17 @@ fn cache() -> &'static Mutex<HashMap<String, Compiled>> {
 /// The compiled `pattern` (or its compile error), from the cache when seen before.
 pub fn compile(pattern: &str) -> Compiled {
     // A poisoned lock only means another thread panicked mid-insert; the map is still valid.
-    let mut map = cache().lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(hit) = map.get(pattern) {
+    let lock = || cache().lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(hit) = lock().get(pattern) {
         return hit.clone();
     }
+    // Compiled outside the lock, so workers scoring different cases compile in
+    // parallel; two threads racing on one new pattern both compile it, harmlessly.
+    let compiled = Regex::new(pattern).map(Arc::new);
+    let mut map = lock();
     if map.len() >= MAX_PATTERNS {
         map.clear();
     }
-    let compiled = Regex::new(pattern).map(Arc::new);
     map.insert(pattern.to_string(), compiled.clone());
     compiled
 }
