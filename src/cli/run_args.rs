@@ -196,26 +196,14 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
 fn quiet_console(run: &RunRecord, render: &RenderOptions) -> String {
     use crate::run::CaseStatus;
     // Only the failing cases are copied: a large passing run stays untouched.
-    let failing = RunRecord {
-        format: run.format,
-        id: run.id.clone(),
-        tool_version: run.tool_version.clone(),
-        agent: run.agent.clone(),
-        spec_path: run.spec_path.clone(),
-        spec_hash: run.spec_hash.clone(),
-        mode: run.mode,
-        started_at: run.started_at.clone(),
-        duration_ms: run.duration_ms,
-        shard: run.shard.clone(),
-        baseline: run.baseline.clone(),
-        cases: run
-            .cases
+    let failing = run.with_cases(
+        run.cases
             .iter()
             .filter(|c| matches!(c.status, CaseStatus::Fail | CaseStatus::Error))
             .cloned()
             .collect(),
-        warnings: Vec::new(),
-    };
+        Vec::new(),
+    );
     let mut out = String::new();
     if !failing.cases.is_empty() {
         let text = report::render(report::Format::Console, &failing, render);

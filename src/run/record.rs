@@ -125,6 +125,26 @@ fn one() -> u32 {
 }
 
 impl RunRecord {
+    /// This run's header (id, spec, mode, times…) with other cases and warnings,
+    /// without copying this run's cases.
+    pub fn with_cases(&self, cases: Vec<CaseRun>, warnings: Vec<String>) -> RunRecord {
+        RunRecord {
+            format: self.format,
+            id: self.id.clone(),
+            tool_version: self.tool_version.clone(),
+            agent: self.agent.clone(),
+            spec_path: self.spec_path.clone(),
+            spec_hash: self.spec_hash.clone(),
+            mode: self.mode,
+            started_at: self.started_at.clone(),
+            duration_ms: self.duration_ms,
+            shard: self.shard.clone(),
+            baseline: self.baseline.clone(),
+            cases,
+            warnings,
+        }
+    }
+
     /// Counts by status: (passed, warned, failed, errors), over cases and trials.
     pub fn counts(&self) -> (usize, usize, usize, usize) {
         let count = |s: CaseStatus| self.cases.iter().filter(|c| c.status == s).count();

@@ -97,21 +97,7 @@ fn run_json(run: &RunRecord) -> Result<Vec<u8>> {
     let fail = |e: serde_json::Error| Error::other(format!("cannot serialize the run: {e}"), None);
     // The record without its cases; the fields before `cases` are scalars and
     // strings (a quote inside a string is escaped), so the first `"cases":[]` is the key.
-    let skeleton = RunRecord {
-        format: run.format,
-        id: run.id.clone(),
-        tool_version: run.tool_version.clone(),
-        agent: run.agent.clone(),
-        spec_path: run.spec_path.clone(),
-        spec_hash: run.spec_hash.clone(),
-        mode: run.mode,
-        started_at: run.started_at.clone(),
-        duration_ms: run.duration_ms,
-        shard: run.shard.clone(),
-        baseline: run.baseline.clone(),
-        cases: Vec::new(),
-        warnings: run.warnings.clone(),
-    };
+    let skeleton = run.with_cases(Vec::new(), run.warnings.clone());
     let skeleton = serde_json::to_vec(&skeleton).map_err(fail)?;
     const KEY: &[u8] = b"\"cases\":[";
     let Some(at) = memchr::memmem::find(&skeleton, b"\"cases\":[]").map(|i| i + KEY.len()) else {
