@@ -599,7 +599,7 @@ async fn record_case(
             // finding, whatever the agent made of the 502 it got.
             let _ = std::fs::remove_file(&scratch);
             return Err(Failure {
-                message: about_cassette(&miss_report(spec, work, &report.misses), &scratch, work),
+                message: miss_report(spec, work, &report.misses),
                 attempts: attempt,
             });
         }
