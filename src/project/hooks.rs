@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::atomic::{self, Visibility};
 use crate::error::{Error, Result};
 
-use super::{Action, FileChange};
+use super::{Action, FileChange, read_optional};
 
 const BLOCK_TEMPLATE: &str = include_str!("templates/hook-block.sh");
 const GIT_HOOK_HEADER: &str = include_str!("templates/git-pre-push.sh");
@@ -143,14 +143,6 @@ pub fn install(root: &Path, opts: HookOptions) -> Result<Installed> {
         chained,
         next_step,
     })
-}
-
-fn read_optional(path: &Path) -> Result<Option<String>> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, e)),
-    }
 }
 
 /// `text` with every non-empty line of `block` indented by `n` spaces.

@@ -49,6 +49,15 @@ impl fmt::Display for FileChange {
     }
 }
 
+/// The text of `path`, or `None` when it does not exist.
+fn read_optional(path: &Path) -> Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
 /// Writes a whole file under `root`, unless it exists (then kept, or replaced with `force`).
 fn write_file(
     root: &Path,
@@ -58,12 +67,11 @@ fn write_file(
     force: bool,
 ) -> Result<FileChange> {
     let path = root.join(rel);
-    let action = match std::fs::read_to_string(&path) {
-        Ok(existing) if existing == text => Action::Unchanged,
-        Ok(_) if !force => Action::Kept,
-        Ok(_) => Action::Overwritten,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Action::Created,
-        Err(e) => return Err(Error::io(&path, e)),
+    let action = match read_optional(&path)? {
+        Some(existing) if existing == text => Action::Unchanged,
+        Some(_) if !force => Action::Kept,
+        Some(_) => Action::Overwritten,
+        None => Action::Created,
     };
     if matches!(action, Action::Created | Action::Overwritten) {
         atomic::write(&path, text.as_bytes(), visibility)?;
@@ -77,11 +85,7 @@ fn write_file(
 /// Adds each of `lines` that `rel` does not hold yet at its end (a missing file is created).
 fn ensure_lines(root: &Path, rel: &Path, lines: &[&str]) -> Result<FileChange> {
     let path = root.join(rel);
-    let existing = match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(Error::io(&path, e)),
-    };
+    let existing = read_optional(&path)?;
     let text = existing.as_deref().unwrap_or("");
     let missing: Vec<&str> = lines
         .iter()
