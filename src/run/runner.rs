@@ -799,7 +799,9 @@ fn read_case(spec: &LoadedSpec, opts: &RunOptions, work: &Work) -> Result<Obtain
     if !work.cassette.is_file() {
         return Err(missing_cassette(spec, work));
     }
-    let cassette = Cassette::read(&work.cassette).map_err(|e| Failure::new(cassette_error(&e)))?;
+    // Only the trace is wanted: the lean read skips what derivation never reads.
+    let cassette = crate::trace::read_for_trace(&work.cassette)
+        .map_err(|e| Failure::new(cassette_error(&e)))?;
     // Without the agent, the recorded query is the only request we can check:
     // a spec whose query changed no longer describes what the cassette holds.
     if opts.mode == RunMode::CassettesOnly

@@ -4,6 +4,7 @@
 mod anthropic;
 mod derive;
 mod gemini;
+mod lean;
 mod model;
 mod openai_chat;
 mod openai_responses;
@@ -11,6 +12,7 @@ mod pricing;
 mod route;
 
 pub use derive::{DeriveOptions, derive};
+pub use lean::read_for_trace;
 pub use model::*;
 pub use pricing::PriceTable;
 pub use route::{Route, classify};

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -120,6 +121,67 @@ pub enum Body {
     Base64(String),
 }
 
+/// An exchange line whose JSON request body is read as `B`, for
+/// [`Cassette::parse_lean`]. Mirrors [`Exchange`] field for field, so it
+/// accepts exactly the lines that [`Exchange`] does.
+#[derive(Deserialize)]
+struct LeanExchange<B> {
+    seq: u64,
+    request: LeanRequest<B>,
+    response: RecordedResponse,
+    timing: Timing,
+    match_key: String,
+}
+
+#[derive(Deserialize)]
+struct LeanRequest<B> {
+    method: String,
+    url: String,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default = "none")]
+    body: Option<LeanBody<B>>,
+}
+
+fn none<T>() -> Option<T> {
+    None
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum LeanBody<B> {
+    Json(B),
+    Text(String),
+    Base64(String),
+}
+
+impl<B: Into<Value>> From<LeanExchange<B>> for Exchange {
+    fn from(lean: LeanExchange<B>) -> Exchange {
+        let LeanRequest {
+            method,
+            url,
+            headers,
+            body,
+        } = lean.request;
+        Exchange {
+            seq: lean.seq,
+            request: RecordedRequest {
+                method,
+                url,
+                headers,
+                body: body.map(|body| match body {
+                    LeanBody::Json(json) => Body::Json(json.into()),
+                    LeanBody::Text(t) => Body::Text(t),
+                    LeanBody::Base64(b) => Body::Base64(b),
+                }),
+            },
+            response: lean.response,
+            timing: lean.timing,
+            match_key: lean.match_key,
+        }
+    }
+}
+
 /// One server-sent event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SseEvent {
@@ -212,6 +274,35 @@ enum LineKind {
 impl Cassette {
     /// Parses a cassette; any bad line is an `Error::Cassette` at `path:line` with a hint.
     pub fn parse(text: &str, path: &Path) -> Result<Cassette> {
+        Cassette::parse_with(text, path, |line| {
+            serde_json::from_str::<Exchange>(line).ok()
+        })
+    }
+
+    /// [`Cassette::parse`] for a reader that needs only part of each JSON
+    /// request body: the body is deserialized as `B`, which may skip what its
+    /// reader never looks at, and converted to the `Value` kept. Reading a
+    /// long conversation this way does not build the parts nobody reads. The
+    /// result is for reading only: writing it back would lose what `B` skipped.
+    ///
+    /// Accepts and rejects exactly the files [`Cassette::parse`] does, with the same messages.
+    pub fn parse_lean<B>(text: &str, path: &Path) -> Result<Cassette>
+    where
+        B: DeserializeOwned + Into<Value>,
+    {
+        Cassette::parse_with(text, path, |line| {
+            serde_json::from_str::<LeanExchange<B>>(line)
+                .ok()
+                .map(Exchange::from)
+        })
+    }
+
+    /// The parser; `fast` reads a plain exchange line, `None` sends it down the checked path.
+    fn parse_with(
+        text: &str,
+        path: &Path,
+        fast: impl Fn(&str) -> Option<Exchange>,
+    ) -> Result<Cassette> {
         let fallback_id = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -302,7 +393,7 @@ impl Cassette {
             // line, a parse error) takes the checked path below, unchanged.
             if end_tag.find(line.as_bytes()).is_none()
                 && meta_tag.find(line.as_bytes()).is_none()
-                && let Ok(exchange) = serde_json::from_str::<Exchange>(line)
+                && let Some(exchange) = fast(line)
             {
                 push_exchange(&mut exchanges, exchange, no, &case_id, &fail)?;
                 continue;
@@ -341,28 +432,15 @@ impl Cassette {
 
     /// Reads and parses a cassette file.
     pub fn read(path: &Path) -> Result<Cassette> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let line = 1 + e
-                .as_bytes()
-                .iter()
-                .take(e.utf8_error().valid_up_to())
-                .filter(|b| **b == b'\n')
-                .count();
-            Error::Cassette {
-                location: Location {
-                    path: path.to_path_buf(),
-                    line: Some(line),
-                    column: None,
-                },
-                message: "cassette is not valid UTF-8".into(),
-                hint: Some(
-                    "re-record this case with agentci record --case ID (cassettes are UTF-8 JSONL)"
-                        .into(),
-                ),
-            }
-        })?;
-        Cassette::parse(&text, path)
+        Cassette::parse(&read_text(path)?, path)
+    }
+
+    /// Reads a cassette file with [`Cassette::parse_lean`].
+    pub fn read_lean<B>(path: &Path) -> Result<Cassette>
+    where
+        B: DeserializeOwned + Into<Value>,
+    {
+        Cassette::parse_lean::<B>(&read_text(path)?, path)
     }
 
     /// The file contents: one minified line per record, keys sorted recursively.
@@ -394,6 +472,32 @@ impl Cassette {
         }
         crate::atomic::write(path, text.as_bytes(), crate::atomic::Visibility::Public)
     }
+}
+
+/// A cassette file's text; bytes that are not UTF-8 are an error at their line.
+fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let line = 1 + e
+            .as_bytes()
+            .iter()
+            .take(e.utf8_error().valid_up_to())
+            .filter(|b| **b == b'\n')
+            .count();
+        Error::Cassette {
+            location: Location {
+                path: path.to_path_buf(),
+                line: Some(line),
+                column: None,
+            },
+            message: "cassette is not valid UTF-8".into(),
+            hint: Some(
+                "re-record this case with agentci record --case ID (cassettes are UTF-8 JSONL)"
+                    .into(),
+            ),
+        }
+    })?;
+    Ok(text)
 }
 
 /// Parses one line as JSON, with serde_json's message reduced to the column
