@@ -18,8 +18,25 @@ pub enum Visibility {
     Executable,
 }
 
-/// Writes `bytes` to `path` atomically, creating missing parent directories.
+/// Writes `bytes` to `path` atomically and durably, creating missing parent directories.
 pub fn write(path: &Path, bytes: &[u8], visibility: Visibility) -> Result<()> {
+    write_with(path, &[bytes], visibility, true)
+}
+
+/// [`write`] without the fsyncs, for files agentci regenerates by running
+/// again (the run store): still never half-written, but a power cut may lose
+/// the newest file. Syncing a large run's `run.json` took longer than
+/// serialising it.
+pub fn write_unsynced(path: &Path, bytes: &[u8], visibility: Visibility) -> Result<()> {
+    write_with(path, &[bytes], visibility, false)
+}
+
+/// [`write_unsynced`] of the concatenation of `parts`, without building it.
+pub fn write_parts_unsynced(path: &Path, parts: &[&[u8]], visibility: Visibility) -> Result<()> {
+    write_with(path, parts, visibility, false)
+}
+
+fn write_with(path: &Path, parts: &[&[u8]], visibility: Visibility, sync: bool) -> Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -47,15 +64,19 @@ pub fn write(path: &Path, bytes: &[u8], visibility: Visibility) -> Result<()> {
     }
     #[cfg(not(unix))]
     let _ = visibility;
-    tmp.write_all(bytes).map_err(|e| Error::io(tmp.path(), e))?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| Error::io(tmp.path(), e))?;
+    for bytes in parts {
+        tmp.write_all(bytes).map_err(|e| Error::io(tmp.path(), e))?;
+    }
+    if sync {
+        tmp.as_file()
+            .sync_all()
+            .map_err(|e| Error::io(tmp.path(), e))?;
+    }
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     // Make the rename itself durable; some filesystems cannot sync a directory, and
     // the data is already safe under either name, so a failure here is not an error.
     #[cfg(unix)]
-    if let Ok(d) = std::fs::File::open(&dir) {
+    if sync && let Ok(d) = std::fs::File::open(&dir) {
         let _ = d.sync_all();
     }
     Ok(())
