@@ -25,7 +25,7 @@ impl ExitStatus {
 }
 
 /// A location in a file, for messages of the form `file:line:col: message`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Location {
     /// The file, as the user named it.
     pub path: PathBuf,

@@ -64,13 +64,15 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// Loads the spec with the case/tag filter.
+    /// The spec, through the parsed-spec cache next to the run store.
     pub fn load_spec(&self) -> Result<LoadedSpec> {
-        crate::spec::load(
+        crate::spec::load_cached(
             &self.spec,
             &Filter {
                 cases: self.cases.clone(),
                 tags: self.tags.clone(),
             },
+            std::path::Path::new(crate::spec::CACHE_DIR),
         )
     }
 

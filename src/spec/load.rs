@@ -80,13 +80,37 @@ pub fn slug(query: &str) -> String {
 /// (and the files it includes) comes back at once as [`Error::Spec`]; an
 /// unknown `--case` id is an [`Error::Other`] naming the known ids.
 pub fn load(path: &Path, filter: &Filter) -> Result<LoadedSpec> {
+    let (loaded, _) = load_unfiltered(path)?;
+    apply_filter(loaded, path, filter)
+}
+
+/// [`load`] through the parsed-spec cache in `cache_dir` (see `super::cache`):
+/// a spec whose files are byte for byte those of the last load is not parsed
+/// and checked again. The cache is best effort: any problem with it is a miss.
+pub fn load_cached(path: &Path, filter: &Filter, cache_dir: &Path) -> Result<LoadedSpec> {
+    if let Some(loaded) = super::cache::lookup(cache_dir, path) {
+        return apply_filter(loaded, path, filter);
+    }
+    let (loaded, files) = load_unfiltered(path)?;
+    super::cache::store(cache_dir, path, &files, &loaded);
+    apply_filter(loaded, path, filter)
+}
+
+/// A file a spec was read from, with the SHA-256 of the bytes that were parsed.
+pub(crate) type ReadFile = (PathBuf, [u8; 32]);
+
+/// The whole spec, and every file it was read from (the spec itself first).
+pub(crate) fn load_unfiltered(path: &Path) -> Result<(LoadedSpec, Vec<ReadFile>)> {
     let mut loader = Loader::new(path);
     let loaded = loader.run(path);
     let Some(mut loaded) = loaded.filter(|_| loader.errors.is_empty()) else {
         return Err(Error::Spec(loader.finish_errors()));
     };
     loaded.warnings = loader.finish_warnings();
+    Ok((loaded, loader.read))
+}
 
+fn apply_filter(mut loaded: LoadedSpec, path: &Path, filter: &Filter) -> Result<LoadedSpec> {
     let unknown: Vec<&String> = filter
         .cases
         .iter()
@@ -132,6 +156,8 @@ struct Loader {
     files: Vec<PathBuf>,
     errors: Vec<(PathBuf, Finding)>,
     warnings: Vec<(PathBuf, Finding)>,
+    /// Every file read, with the SHA-256 of the bytes parsed.
+    read: Vec<ReadFile>,
 }
 
 impl Loader {
@@ -141,6 +167,7 @@ impl Loader {
             files: vec![path.to_path_buf()],
             errors: Vec::new(),
             warnings: Vec::new(),
+            read: Vec::new(),
         }
     }
 
@@ -164,6 +191,8 @@ impl Loader {
                 return None;
             }
         };
+        self.read
+            .push((path.to_path_buf(), Sha256::digest(&text).into()));
         let mut root = self.parse(path, &text)?;
         if root.as_map().is_none() {
             self.error(
@@ -470,6 +499,8 @@ impl Loader {
         if !self.files.contains(&included) {
             self.files.push(included.clone());
         }
+        self.read
+            .push((included.clone(), Sha256::digest(&text).into()));
         let Some(node) = self.parse(&included, &text) else {
             return;
         };

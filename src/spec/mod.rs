@@ -1,12 +1,14 @@
 //! The YAML spec: model, loading (includes, defaults merge, filters) and validation.
 
+mod cache;
 mod load;
 mod model;
 mod rules;
 mod shape;
 mod yaml;
 
-pub use load::{Filter, load, slug};
+pub use cache::CACHE_DIR;
+pub use load::{Filter, load, load_cached, slug};
 pub use model::*;
 
 /// The JSON Schema of the spec format, generated from the model (what `agentci schema` prints).
@@ -17,7 +19,7 @@ pub fn json_schema() -> serde_json::Value {
 use crate::error::Location;
 
 /// One finding about a spec file, rendered as `file:line:col: message` and a `hint:` line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Diagnostic {
     /// Where in which file.
     pub location: Location,
@@ -39,7 +41,7 @@ impl std::fmt::Display for Diagnostic {
 
 /// A query after loading: its resolved id, its place in the spec, and its
 /// assertions with `defaults` already merged under it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Case {
     /// Explicit `id`, or a stable slug of the query text.
     pub id: String,
@@ -52,7 +54,7 @@ pub struct Case {
 }
 
 /// A loaded, validated spec.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LoadedSpec {
     /// The spec file as named by the user.
     pub path: std::path::PathBuf,
