@@ -298,6 +298,42 @@ fn a_failed_recording_never_replaces_the_committed_cassette() {
     );
 }
 
+/// The run commands cache the loaded spec; an edit to an included file must
+/// still change the next run's verdict.
+#[test]
+fn an_edited_include_is_read_again_despite_the_spec_cache() {
+    let project = Project::new();
+    let spec = project.write(
+        "spec.yaml",
+        "agent: shell-agent\nrunner:\n  command: \"echo hello world\"\nqueries:\n  - $include: more.yaml\n",
+    );
+    let spec = spec.to_str().unwrap();
+    let more = |term: &str| {
+        project.write(
+            "more.yaml",
+            &format!("- id: only\n  query: \"say hello\"\n  correctness: {{expected_in_answer: [{term}]}}\n"),
+        )
+    };
+    more("hello");
+    assert_eq!(exit_of(&project, spec, "record").0, 0);
+    let replay = || {
+        let out = project.agentci(&["replay", "--cassettes-only", "--spec", spec], &[]);
+        (out.status.code().unwrap_or(-1), text(&out))
+    };
+    assert_eq!(replay().0, 0);
+    let cached = std::fs::read_dir(project.path(".agentci/cache"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(cached, 1, "the run cached its spec");
+
+    more("goodbye");
+    let (code, out) = replay();
+    assert_eq!(code, 1, "the edited include was read: {out}");
+    assert!(out.contains("goodbye"), "{out}");
+    more("hello");
+    assert_eq!(replay().0, 0);
+}
+
 #[test]
 fn shards_merged_equal_the_unsharded_run() {
     let project = Project::new();
