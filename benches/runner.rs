@@ -33,9 +33,15 @@ use serde_json::{Value, json};
 /// Cases in the large suite, and exchanges per case.
 const CASES: usize = 1000;
 const EXCHANGES: usize = 10;
-/// Timed runs of each side of the suite comparison (after one warm-up).
-const AGENTCI_RUNS: usize = 5;
-const PROMPTFOO_RUNS: usize = 3;
+/// Rounds of the suite comparison (after one warm-up of each side): each round
+/// times agentci `AGENTCI_PER_ROUND` times and promptfoo once, back to back,
+/// so that both see the same machine (load from the build, other processes).
+const ROUNDS: usize = 3;
+const AGENTCI_PER_ROUND: usize = 3;
+/// Pause before every timed run, of either tool.
+const SETTLE: Duration = Duration::from_millis(500);
+/// agentci runs without its spec cache (deleted before each run).
+const AGENTCI_COLD_RUNS: usize = 3;
 /// Cases per round, and rounds, of the proxy-share measurement.
 const PROXY_CASES: usize = 100;
 const PROXY_ROUNDS: usize = 3;
@@ -94,9 +100,7 @@ fn main() {
         bytes as f64 / 1e6,
         started.elapsed().as_secs_f64()
     );
-    let agentci = time_agentci_suite(&bin, &suite);
-    let promptfoo = time_promptfoo_suite(&root.join("promptfoo"));
-    print_suite_summary(agentci, promptfoo);
+    compare_suite(&bin, &suite, &root.join("promptfoo"));
 
     println!();
     proxy_share(&bin, &root.join("proxy"));
@@ -328,18 +332,21 @@ fn write_suite(dir: &Path) -> usize {
 }
 
 /// Median wall and CPU time of `agentci replay --cassettes-only` over the suite.
-fn time_agentci_suite(bin: &Path, suite: &Path) -> (Duration, Duration) {
-    let mut cmd = Command::new(bin);
-    cmd.args([
-        "replay",
-        "--spec",
-        "spec.yaml",
-        "--cassettes-only",
-        "--quiet",
-    ])
-    .current_dir(suite);
-    // Warm-up: page cache, and a check that the suite really passes.
-    let (out, _) = run_bounded(&mut cmd, AGENTCI_LIMIT);
+/// Times `agentci replay --cassettes-only` and the cached `promptfoo eval` on
+/// the same 1,000 cases, in interleaved rounds, and prints the ratio.
+fn compare_suite(bin: &Path, suite: &Path, promptfoo_dir: &Path) {
+    let mut agentci = Command::new(bin);
+    agentci
+        .args([
+            "replay",
+            "--spec",
+            "spec.yaml",
+            "--cassettes-only",
+            "--quiet",
+        ])
+        .current_dir(suite);
+    // Warm-up: page cache, the spec cache, and a check that the suite really passes.
+    let (out, _) = run_bounded(&mut agentci, AGENTCI_LIMIT);
     let summary = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let expected = format!("{CASES} passed, 0 warned, 0 failed");
     assert!(
@@ -348,25 +355,87 @@ fn time_agentci_suite(bin: &Path, suite: &Path) -> (Duration, Duration) {
         out.status.code(),
         String::from_utf8_lossy(&out.stderr)
     );
-    let (times, cpu) = timed_runs(
-        &mut cmd,
-        AGENTCI_RUNS,
+    let spec_cache = suite.join(".agentci/cache");
+    let (cold, _) = timed_runs(
+        &mut agentci,
+        AGENTCI_COLD_RUNS,
         AGENTCI_LIMIT,
-        "agentci replay",
+        "agentci replay (no spec cache)",
+        &|| {
+            let _ = std::fs::remove_dir_all(&spec_cache);
+        },
         &|_| {},
     );
-    let (median, min) = median_min(times);
+    // One more run puts the cache back for the warm runs.
+    run_bounded(&mut agentci, AGENTCI_LIMIT);
+
+    let mut promptfoo = prepare_promptfoo(promptfoo_dir);
+    let (mut walls, mut cpus) = (Vec::new(), Vec::new());
+    let (mut pf_walls, mut pf_cpus) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        let (w, c) = timed_runs(
+            &mut agentci,
+            AGENTCI_PER_ROUND,
+            AGENTCI_LIMIT,
+            "agentci replay",
+            &|| {},
+            &|_| {},
+        );
+        walls.extend(w);
+        cpus.extend(c);
+        if let Some(pf) = promptfoo.as_mut() {
+            let (w, c) = timed_runs(
+                &mut pf.cmd,
+                1,
+                PROMPTFOO_LIMIT,
+                "promptfoo eval",
+                &|| {},
+                &check_cached,
+            );
+            pf_walls.extend(w);
+            pf_cpus.extend(c);
+        }
+    }
+    let (median, min) = median_min(walls);
+    let cpu = median_min(cpus).0;
+    let (cold_median, _) = median_min(cold);
     println!(
-        "agentci replay --cassettes-only: {summary}; median {:.0} ms, best {:.0} ms of {AGENTCI_RUNS}, \
+        "agentci replay --cassettes-only: {summary}; median {:.0} ms, best {:.0} ms of {}, \
          CPU {:.0} ms ({:.2} ms/case, {:.0} exchanges/s) — target < 1000 ms: {}",
         ms(median),
         ms(min),
+        ROUNDS * AGENTCI_PER_ROUND,
         ms(cpu),
         ms(median) / CASES as f64,
         (CASES * EXCHANGES) as f64 / median.as_secs_f64(),
         verdict(ms(median) < 1000.0)
     );
-    (median, cpu)
+    println!(
+        "  without the spec cache (.agentci/cache deleted before each run): median {:.0} ms of {AGENTCI_COLD_RUNS}",
+        ms(cold_median)
+    );
+    let Some(mut pf) = promptfoo else {
+        return;
+    };
+    let (out, _) = run_bounded(&mut pf.cmd, PROMPTFOO_LIMIT); // once more for its summary line
+    let pf_summary = passed_line(&out.stdout);
+    let (pf_median, pf_min) = median_min(pf_walls);
+    let pf_cpu = median_min(pf_cpus).0;
+    println!(
+        "promptfoo eval (cache only, server stopped): {pf_summary}; median {:.0} ms, best {:.0} ms of {ROUNDS}, CPU {:.0} ms",
+        ms(pf_median),
+        ms(pf_min),
+        ms(pf_cpu)
+    );
+    let ratio = pf_median.as_secs_f64() / median.as_secs_f64();
+    let cpu_ratio = pf_cpu.as_secs_f64() / cpu.as_secs_f64().max(0.001);
+    let cold_ratio = pf_median.as_secs_f64() / cold_median.as_secs_f64();
+    println!(
+        "ratio: agentci is {ratio:.1}× faster than promptfoo over 1,000 cached cases (wall, medians of \
+         interleaved rounds; {cpu_ratio:.1}× in CPU time; {cold_ratio:.1}× without the spec cache) \
+         — target ≥ 20×: {}",
+        verdict(ratio >= 20.0)
+    );
 }
 
 /// The same suite for promptfoo: one test per case whose provider call is served
@@ -404,8 +473,13 @@ fn promptfoo_bin() -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
-/// Median wall and CPU time of the cached `promptfoo eval`, or None with the reason printed.
-fn time_promptfoo_suite(dir: &Path) -> Option<(Duration, Duration)> {
+/// promptfoo ready to evaluate the suite from its cache alone (primed, its
+/// server stopped), or None with the reason printed.
+struct Promptfoo {
+    cmd: Command,
+}
+
+fn prepare_promptfoo(dir: &Path) -> Option<Promptfoo> {
     let Some(promptfoo) = promptfoo_bin() else {
         println!(
             "promptfoo eval: skipped, promptfoo {PROMPTFOO_VERSION} is not installed \
@@ -463,42 +537,16 @@ fn time_promptfoo_suite(dir: &Path) -> Option<(Duration, Duration)> {
         started.elapsed().as_secs_f64()
     );
     // The server is gone: from here a request that is not a cache hit fails its test.
-    let (times, cpu) = timed_runs(
-        &mut cmd,
-        PROMPTFOO_RUNS,
-        PROMPTFOO_LIMIT,
-        "promptfoo eval",
-        // promptfoo marks token usage "(cached)" when every call was a cache hit.
-        &|out| {
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                stdout.contains("(cached)"),
-                "promptfoo did not serve the run from its cache:\n{stdout}"
-            );
-        },
-    );
-    let (out, _) = run_bounded(&mut cmd, PROMPTFOO_LIMIT); // once more for its summary line
-    let summary = passed_line(&out.stdout);
-    let (median, min) = median_min(times);
-    println!(
-        "promptfoo eval (cache only, server stopped): {summary}; median {:.0} ms, best {:.0} ms of {PROMPTFOO_RUNS}, CPU {:.0} ms",
-        ms(median),
-        ms(min),
-        ms(cpu)
-    );
-    Some((median, cpu))
+    Some(Promptfoo { cmd })
 }
 
-fn print_suite_summary(agentci: (Duration, Duration), promptfoo: Option<(Duration, Duration)>) {
-    if let Some(promptfoo) = promptfoo {
-        let ratio = promptfoo.0.as_secs_f64() / agentci.0.as_secs_f64();
-        let cpu_ratio = promptfoo.1.as_secs_f64() / agentci.1.as_secs_f64().max(0.001);
-        println!(
-            "ratio: agentci is {ratio:.1}× faster than promptfoo over 1,000 cached cases (wall; {cpu_ratio:.1}× in CPU time) \
-             — target ≥ 20×: {}",
-            verdict(ratio >= 20.0)
-        );
-    }
+/// promptfoo marks token usage "(cached)" when every call was a cache hit.
+fn check_cached(out: &Output) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("(cached)"),
+        "promptfoo did not serve the run from its cache:\n{stdout}"
+    );
 }
 
 /// promptfoo's pass/fail summary line(s), for the printout.
@@ -959,17 +1007,23 @@ fn children_cpu() -> Duration {
     Duration::from_millis(ticks * 10)
 }
 
-/// Runs `cmd` `n` times, `check`ing each output; returns the wall times and the median CPU time per run.
+/// Runs `cmd` `n` times, `before` each run (untimed) and `check`ing each
+/// output; returns the wall times and the CPU times of the runs.
 fn timed_runs(
     cmd: &mut Command,
     n: usize,
     limit: Duration,
     what: &str,
+    before: &dyn Fn(),
     check: &dyn Fn(&Output),
-) -> (Vec<Duration>, Duration) {
+) -> (Vec<Duration>, Vec<Duration>) {
     let mut walls = Vec::with_capacity(n);
     let mut cpus = Vec::with_capacity(n);
     for _ in 0..n {
+        before();
+        // Neither tool's run should pay for the previous one's aftermath
+        // (promptfoo's writes being flushed, its exiting worker threads).
+        std::thread::sleep(SETTLE);
         let cpu = children_cpu();
         let (out, elapsed) = run_bounded(cmd, limit);
         assert!(
@@ -983,8 +1037,7 @@ fn timed_runs(
         walls.push(elapsed);
         check(&out);
     }
-    cpus.sort();
-    (walls, cpus[n / 2])
+    (walls, cpus)
 }
 
 fn median_min(mut times: Vec<Duration>) -> (Duration, Duration) {
