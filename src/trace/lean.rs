@@ -265,6 +265,30 @@ mod tests {
         }
     }
 
+    #[test]
+    fn bodies_that_are_not_json_read_as_in_the_full_read() {
+        let exchange = |seq: u64, body: &str| {
+            format!(
+                r#"{{"match_key":"sha256:00","request":{{{body}"method":"POST","url":"https://api.openai.com/v1/chat/completions"}},"response":{{"status":200}},"seq":{seq},"timing":{{"start_ms":0,"total_ms":1,"ttfb_ms":1}}}}"#
+            )
+        };
+        let text = [
+            r#"{"_meta":{"case_id":"c","format":1,"record_mode":"once","recorded_at":"2026-01-01T00:00:00Z","tool_version":"0"}}"#.to_string(),
+            exchange(0, ""),
+            exchange(1, r#""body":{"text":"not json"},"#),
+            exchange(2, r#""body":{"base64":"aGk="},"#),
+            exchange(3, r#""body":{"text":"{\"model\":\"m\"}"},"#),
+        ]
+        .join("\n");
+        let path = Path::new("c.jsonl");
+        let full = Cassette::parse(&text, path).expect("full read");
+        assert_eq!(full.exchanges.len(), 4);
+        assert_eq!(
+            Cassette::parse_lean::<TraceRequestBody>(&text, path).expect("lean read"),
+            full
+        );
+    }
+
     /// Every committed cassette: the lean read derives the same trace as the
     /// full one, and is refused by the same message when the full one is.
     #[test]

@@ -139,12 +139,9 @@ struct LeanRequest<B> {
     url: String,
     #[serde(default)]
     headers: BTreeMap<String, String>,
-    #[serde(default = "none")]
+    // A plain `default` would make serde require `B: Default`.
+    #[serde(default = "Option::default")]
     body: Option<LeanBody<B>>,
-}
-
-fn none<T>() -> Option<T> {
-    None
 }
 
 #[derive(Deserialize)]
