@@ -106,16 +106,17 @@ impl RunStore {
     }
 }
 
-/// `serde_json::to_vec(run)`, byte for byte, with the cases serialised on every
-/// core: serialising a 1,000-case run's traces was a tenth of a
-/// `--cassettes-only` run, all of it on one thread after the cases finished.
+/// The parts joined: what the tests compare with `serde_json::to_vec`.
 #[cfg(test)]
 fn run_json(run: &RunRecord) -> Result<Vec<u8>> {
     Ok(run_json_parts(run)?.concat())
 }
 
-/// [`run_json`] in pieces to write one after the other: joining them would
-/// copy megabytes into a buffer of fresh pages only to write it out.
+/// `serde_json::to_vec(run)`, byte for byte, in pieces to write one after the
+/// other (joining them would copy megabytes into a buffer of fresh pages only
+/// to write it out), with the cases serialised on every core: serialising a
+/// 1,000-case run's traces was a tenth of a `--cassettes-only` run, all of it
+/// on one thread after the cases finished.
 fn run_json_parts(run: &RunRecord) -> Result<Vec<Vec<u8>>> {
     let fail = |e: serde_json::Error| Error::other(format!("cannot serialize the run: {e}"), None);
     // The record without its cases; the fields before `cases` are scalars and
